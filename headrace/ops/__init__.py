@@ -1,0 +1,10 @@
+"""The operator registry and every op family.  Importing this package registers all ops and
+binds the Python operators of static Variables."""
+from . import registry  # noqa: F401  (installs the op checker into core)
+from . import creation, elementwise  # noqa: F401
+from . import activation, reduce, loss, linalg, shape, nn  # noqa: F401
+from . import variable_ops  # noqa: F401
+from .apply import apply_op, apply_op_single
+from .registry import OpDef, has_op, lookup, registered_ops
+
+__all__ = ["OpDef", "apply_op", "apply_op_single", "has_op", "lookup", "registered_ops"]

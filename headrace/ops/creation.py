@@ -1,0 +1,216 @@
+"""Ops that create or convert values: constants, copies, casts, scale, n-ary sum, random fills."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.dtypes import FLOATING, convert_dtype
+from ..core.errors import fmt_shape
+from .registry import many, register
+
+
+def _static_shape(ctx, name="shape"):
+    shape = ctx.attr(name)
+    if any(int(d) < 0 for d in shape):
+        ctx.fail_attr(name, "non-negative dims", shape)
+    return tuple(int(d) for d in shape)
+
+
+# --- fill_constant -----------------------------------------------------------------------------
+def _fill_constant_infer(ctx):
+    ctx.set("Out", _static_shape(ctx), ctx.attr("dtype"))
+
+
+def _fill_constant_kernel(ins, attrs):
+    value = attrs["value"]
+    if attrs["str_value"]:
+        value = float(attrs["str_value"])
+    return {"Out": np.full(attrs["shape"], value, dtype=convert_dtype(attrs["dtype"]).numpy)}
+
+
+register(
+    "fill_constant",
+    inputs=[],
+    outputs=["Out"],
+    attrs={"shape": [], "dtype": "float32", "value": 0.0, "str_value": "", "force_cpu": False},
+    infer=_fill_constant_infer,
+    kernel=_fill_constant_kernel,
+    doc="Out = a tensor of `shape` filled with `value`",
+)
+
+
+# --- fill_any_like: shape from X only ------------------------------------------------------------
+def _fill_any_like_infer(ctx):
+    dtype = ctx.attr("dtype")
+    ctx.set("Out", ctx.shape("X"), ctx.dtype("X") if dtype in (None, "", -1) else dtype)
+
+
+def _fill_any_like_kernel(ins, attrs):
+    x = ins["X"]
+    dtype = x.dtype if attrs["dtype"] in (None, "", -1) else convert_dtype(attrs["dtype"]).numpy
+    return {"Out": np.full(x.shape, attrs["value"], dtype=dtype)}
+
+
+register(
+    "fill_any_like",
+    inputs=["X"],
+    outputs=["Out"],
+    attrs={"value": 0.0, "dtype": ""},
+    infer=_fill_any_like_infer,
+    kernel=_fill_any_like_kernel,
+    no_need_buffer=["X"],
+    doc="Out = a tensor shaped like X filled with `value` (X's data is not needed)",
+)
+
+
+# --- shape -------------------------------------------------------------------------------------
+register(
+    "shape",
+    inputs=["Input"],
+    outputs=["Out"],
+    infer=lambda ctx: ctx.set("Out", (len(ctx.shape("Input")),), "int32"),
+    kernel=lambda ins, attrs: {"Out": np.asarray(ins["Input"].shape, dtype=np.int32)},
+    no_need_buffer=["Input"],
+    doc="Out = the shape of Input as an int32 vector",
+)
+
+
+# --- assign / assign_value / cast ----------------------------------------------------------------
+register(
+    "assign",
+    inputs=["X"],
+    outputs=["Out"],
+    infer=lambda ctx: ctx.set("Out", ctx.shape("X"), ctx.dtype("X")),
+    kernel=lambda ins, attrs: {"Out": ins["X"].copy()},
+    doc="Out = a copy of X",
+)
+
+
+def _assign_value_infer(ctx):
+    shape = _static_shape(ctx)
+    values = np.asarray(ctx.attr("values"))
+    if values.size != int(np.prod(shape, dtype=np.int64)):
+        ctx.fail_attr("values", f"{int(np.prod(shape))} values for shape {fmt_shape(shape)}", f"{values.size} values")
+    ctx.set("Out", shape, ctx.attr("dtype"))
+
+
+register(
+    "assign_value",
+    inputs=[],
+    outputs=["Out"],
+    attrs={"shape": [], "dtype": "float32", "values": []},
+    infer=_assign_value_infer,
+    kernel=lambda ins, attrs: {"Out": np.asarray(attrs["values"], dtype=convert_dtype(attrs["dtype"]).numpy)
+                               .reshape(attrs["shape"])},
+    doc="Out = the constant `values` (row-major) reshaped to `shape`",
+)
+
+register(
+    "cast",
+    inputs=["X"],
+    outputs=["Out"],
+    attrs={"in_dtype": "", "out_dtype": "float32"},
+    infer=lambda ctx: ctx.set("Out", ctx.shape("X"), ctx.attr("out_dtype")),
+    kernel=lambda ins, attrs: {"Out": ins["X"].astype(convert_dtype(attrs["out_dtype"]).numpy)},
+    doc="Out = X converted to `out_dtype`",
+)
+
+
+# --- scale -------------------------------------------------------------------------------------
+def _scale_kernel(ins, attrs):
+    x = ins["X"]
+    scale, bias = attrs["scale"], attrs["bias"]
+    if attrs["bias_after_scale"]:
+        out = x * scale + bias if bias else x * scale
+    else:
+        out = (x + bias) * scale
+    return {"Out": np.asarray(out, dtype=x.dtype)}
+
+
+register(
+    "scale",
+    inputs=["X"],
+    outputs=["Out"],
+    attrs={"scale": 1.0, "bias": 0.0, "bias_after_scale": True},
+    infer=lambda ctx: ctx.set("Out", ctx.shape("X"), ctx.dtype("X")),
+    kernel=_scale_kernel,
+    inplace={"Out": "X"},
+    doc="Out = scale * X + bias (or scale * (X + bias) when bias_after_scale is False)",
+)
+
+
+# --- sum: n-ary add ------------------------------------------------------------------------------
+def _sum_infer(ctx):
+    shapes, dtypes = ctx.shapes("X"), ctx.dtypes("X")
+    out = list(shapes[0])
+    for i, (shape, dtype) in enumerate(zip(shapes, dtypes)):
+        if dtype != dtypes[0]:
+            ctx.fail("X", f"every input of dtype {dtypes[0]}", f"{dtype} at position {i}")
+        if len(shape) != len(out) or any(a != b and a != -1 and b != -1 for a, b in zip(out, shape)):
+            ctx.fail("X", f"every input of shape {fmt_shape(shapes[0])}", f"{fmt_shape(shape)} at position {i}")
+        out = [b if a == -1 else a for a, b in zip(out, shape)]
+    ctx.set("Out", out, dtypes[0])
+
+
+def _sum_kernel(ins, attrs):
+    xs = ins["X"]
+    out = xs[0].copy()
+    for x in xs[1:]:
+        out += x
+    return {"Out": out}
+
+
+register(
+    "sum",
+    inputs=[many("X")],
+    outputs=["Out"],
+    infer=_sum_infer,
+    kernel=_sum_kernel,
+    doc="Out = X[0] + X[1] + ... (all of one shape)",
+)
+
+
+# --- random fills --------------------------------------------------------------------------------
+def _random_infer(ctx):
+    dtype = convert_dtype(ctx.attr("dtype"))
+    if dtype not in FLOATING:
+        ctx.fail_attr("dtype", "a floating-point dtype", str(dtype))
+    ctx.set("Out", _static_shape(ctx), dtype)
+
+
+def _uniform_kernel(ins, attrs, rng):
+    dtype = convert_dtype(attrs["dtype"]).numpy
+    out = rng.uniform(attrs["min"], attrs["max"], size=attrs["shape"]).astype(dtype)
+    return {"Out": out}
+
+
+def _gaussian_kernel(ins, attrs, rng):
+    dtype = convert_dtype(attrs["dtype"]).numpy
+    out = rng.normal(attrs["mean"], attrs["std"], size=attrs["shape"]).astype(dtype)
+    return {"Out": out}
+
+
+def _truncated_gaussian_kernel(ins, attrs, rng):
+    """Normal(mean, std) redrawn outside [mean - 2 std, mean + 2 std]."""
+    mean, std = attrs["mean"], attrs["std"]
+    size = int(np.prod(attrs["shape"], dtype=np.int64))
+    out = rng.normal(mean, std, size=size)
+    bad = np.abs(out - mean) > 2 * std
+    while bad.any():
+        out[bad] = rng.normal(mean, std, size=int(bad.sum()))
+        bad = np.abs(out - mean) > 2 * std
+    return {"Out": out.reshape(attrs["shape"]).astype(convert_dtype(attrs["dtype"]).numpy)}
+
+
+_RANDOM_ATTRS = {"shape": [], "dtype": "float32", "seed": 0}
+register("uniform_random", inputs=[], outputs=["Out"],
+         attrs={**_RANDOM_ATTRS, "min": -1.0, "max": 1.0},
+         infer=_random_infer, kernel=_uniform_kernel, random=True,
+         doc="Out ~ Uniform[min, max)")
+register("gaussian_random", inputs=[], outputs=["Out"],
+         attrs={**_RANDOM_ATTRS, "mean": 0.0, "std": 1.0},
+         infer=_random_infer, kernel=_gaussian_kernel, random=True,
+         doc="Out ~ Normal(mean, std)")
+register("truncated_gaussian_random", inputs=[], outputs=["Out"],
+         attrs={**_RANDOM_ATTRS, "mean": 0.0, "std": 1.0},
+         infer=_random_infer, kernel=_truncated_gaussian_kernel, random=True,
+         doc="Out ~ Normal(mean, std) truncated to two standard deviations")

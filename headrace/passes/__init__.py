@@ -1,0 +1,1 @@
+"""Program transformations, one module each (see docs/architecture.md)."""

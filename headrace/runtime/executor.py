@@ -1,0 +1,249 @@
+"""Executor: check feeds, loop over a cached plan, free dead values, return fetches.
+
+Ops run strictly in program order.  Every non-persistable value is released right after its last
+use (eager deletion); values a later op reads only for their shape are stripped to a shape-only
+placeholder.  Live bytes are counted in ``runtime.memory``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import context
+from ..core.errors import FeedError, FetchError, KernelError, UninitializedError, fmt_shape, where
+from ..core.program import Program
+from ..core.variable import Variable
+from ..ops.registry import Meta
+from . import memory
+from .places import CPUPlace, check_runnable
+from .plan import build_plan
+from .scope import LoDTensor, global_scope
+
+
+class Executor:
+    """Runs Programs on a place (``CPUPlace()``; a ``CUDAPlace`` fails at ``run``)."""
+
+    def __init__(self, place=None):
+        self.place = place if place is not None else CPUPlace()
+        self._plans: dict = {}  # id(program) -> (program, {key: plan})
+
+    def close(self) -> None:
+        self._plans.clear()
+
+    # --- public entry --------------------------------------------------------------------------
+    def run(self, program=None, feed=None, fetch_list=None, feed_var_name="feed",
+            fetch_var_name="fetch", scope=None, return_numpy=True, use_program_cache=False,
+            return_merged=True):
+        check_runnable(self.place)
+        if program is None:
+            program = context.default_main_program()
+        runner = getattr(program, "_run_with_executor", None)
+        if runner is not None:  # CompiledProgram and friends
+            return runner(self, feed=feed, fetch_list=fetch_list, scope=scope,
+                          return_numpy=return_numpy, return_merged=return_merged)
+        if not isinstance(program, Program):
+            raise TypeError(f"Executor.run: program must be a Program, got {type(program).__name__}")
+        scope = scope if scope is not None else global_scope()
+        feed = {} if feed is None else feed
+        if not isinstance(feed, dict):
+            raise TypeError(f"Executor.run: feed must be a dict of name -> array, got {type(feed).__name__}")
+        fetch_names = self._fetch_names(program, fetch_list)
+        feed_arrays = self._check_feed(program, feed)
+        plan = self._plan(program, tuple(feed_arrays), fetch_names)
+        self._check_fetch_produced(program, plan, fetch_names)
+        results = self._run_plan(plan, scope, feed_arrays)
+        if return_numpy:
+            return results
+        return [LoDTensor._untracked(r) for r in results]
+
+    # --- plans -----------------------------------------------------------------------------------
+    def _plan(self, program, feed_names, fetch_names):
+        entry = self._plans.get(id(program))
+        if entry is None or entry[0] is not program:
+            entry = self._plans[id(program)] = (program, {})
+        key = (program._version, feed_names, fetch_names)
+        plan = entry[1].get(key)
+        if plan is None:
+            entry[1].clear()  # plans of older versions are stale
+            plan = entry[1][key] = build_plan(program, feed_names, fetch_names)
+        return plan
+
+    # --- feeds and fetches -------------------------------------------------------------------------
+    @staticmethod
+    def _fetch_names(program, fetch_list) -> tuple:
+        if fetch_list is None:
+            return ()
+        if isinstance(fetch_list, (Variable, str)):
+            fetch_list = [fetch_list]
+        names = []
+        for item in fetch_list:
+            if isinstance(item, Variable):
+                if item.block.program is not program:
+                    raise FetchError(f"cannot fetch variable {item.name!r}: it belongs to another "
+                                     "program than the one being run")
+                names.append(item.name)
+            elif isinstance(item, str):
+                if program.global_block()._find_var_recursive(item) is None:
+                    raise FetchError(f"cannot fetch {item!r}: the program has no variable of that name")
+                names.append(item)
+            else:
+                raise TypeError(f"fetch_list entries must be Variables or names, got {type(item).__name__}")
+        return tuple(names)
+
+    @staticmethod
+    def _check_fetch_produced(program, plan, fetch_names) -> None:
+        block = program.global_block()
+        produced = {n for s in plan.steps for n in s.op.output_arg_names}
+        for name in fetch_names:
+            if name in produced or name in plan.feed_names:
+                continue
+            var = block._find_var_recursive(name)
+            if var is not None and var.persistable:
+                continue
+            raise FetchError(f"cannot fetch {name!r}: no op of this program computes it and it is "
+                             "neither fed nor persistable")
+
+    @staticmethod
+    def _check_feed(program, feed: dict) -> dict:
+        block = program.global_block()
+        writers = {n for op in block.ops for n in op.output_arg_names}
+        arrays = {}
+        for name, value in feed.items():
+            if not isinstance(name, str):
+                raise FeedError(f"feed keys must be variable names, got {name!r}")
+            var = block._find_var_recursive(name)
+            if var is None:
+                data_vars = sorted(v.name for v in program.list_vars() if v.is_data)
+                raise FeedError(f"feed {name!r} is not a variable of this program; its data "
+                                f"variables are {data_vars}")
+            if name in writers:
+                op = next(op for op in block.ops if name in op.output_arg_names)
+                raise FeedError(f"cannot feed {name!r}: it is computed by {where(op.type, op.callsite)}, "
+                                "which would overwrite the fed value")
+            arrays[name] = _feed_array(var, value)
+        return arrays
+
+    # --- the loop --------------------------------------------------------------------------------
+    @staticmethod
+    def _run_plan(plan, scope, feed_arrays) -> list:
+        tracker = memory.cpu
+        acquire, release = tracker.acquire, tracker.release
+        persist = plan.persistables
+        env = {}
+        for name in plan.persist_reads:
+            arr = scope._get_array(name)
+            if arr is None:
+                op = next(s.op for s in plan.steps if name in s.op.input_arg_names)
+                raise UninitializedError(
+                    f"{where(op.type, op.callsite)}: variable {name!r} has no value in the scope; "
+                    "run the startup program first (exe.run(startup_program))")
+            env[name] = arr
+        for name, arr in feed_arrays.items():
+            if name in persist:
+                scope._set_array(name, arr)
+            else:
+                acquire(arr)
+            env[name] = arr
+        ndarray, asarray = np.ndarray, np.asarray
+        index = 0
+        try:
+            for index, (kernel, ins_spec, attrs, outs_spec, frees, strips, rng) in enumerate(plan.fast_steps):
+                ins = {}
+                for slot, names, many in ins_spec:
+                    ins[slot] = [env[n] for n in names] if many else env[names[0]]
+                outs = kernel(ins, attrs) if rng is None else kernel(ins, attrs, rng())
+                for slot, names, many in outs_spec:
+                    values = outs[slot] if many else (outs[slot],)
+                    if len(values) != len(names):
+                        raise ValueError(f"kernel returned {len(values)} value(s) for output `{slot}`, "
+                                         f"expected {len(names)}")
+                    for name, value in zip(names, values):
+                        if type(value) is not ndarray:
+                            value = asarray(value)
+                        if name in persist:
+                            scope._set_array(name, value)
+                            env[name] = value
+                            continue
+                        old = env.get(name)
+                        env[name] = value
+                        acquire(value)
+                        if old is not None:
+                            release(old)
+                if plan.check_kernels:
+                    _check_outputs(plan.steps[index], env)
+                for name in strips:
+                    value = env[name]
+                    env[name] = Meta(value.shape, value.dtype)
+                    release(value)
+                for name in frees:
+                    release(env.pop(name))
+        except Exception as exc:
+            _release_env(env, persist, release)
+            raise _kernel_error(plan.steps[index], exc) from exc
+        results = []
+        for name in plan.fetch_names:
+            value = env[name]
+            if name in persist or value.base is not None:
+                value = value.copy()
+            results.append(value)
+        _release_env(env, persist, release)
+        return results
+
+
+def _release_env(env, persist, release) -> None:
+    for name, value in env.items():
+        if name not in persist:
+            release(value)
+
+
+def _feed_array(var, value) -> np.ndarray:
+    if isinstance(value, LoDTensor):
+        value = np.asarray(value)
+    want = var.dtype.numpy
+    if isinstance(value, np.ndarray):
+        if value.dtype != want:
+            raise FeedError(f"feed {var.name!r}: expected dtype {var.dtype}, got {value.dtype} "
+                            f"(convert with .astype('{var.dtype}'))")
+        arr = value
+    else:
+        raw = np.asarray(value)
+        if raw.dtype.kind == "f" and want.kind in "iub":
+            raise FeedError(f"feed {var.name!r}: expected dtype {var.dtype}, got floating-point values")
+        if raw.dtype.kind not in "biuf":
+            raise FeedError(f"feed {var.name!r}: expected numbers of dtype {var.dtype}, got {raw.dtype}")
+        arr = raw.astype(want)
+    shape = var.shape
+    if len(arr.shape) != len(shape) or any(d != -1 and d != a for d, a in zip(shape, arr.shape)):
+        raise FeedError(f"feed {var.name!r}: expected shape {fmt_shape(shape)}, got {fmt_shape(arr.shape)}")
+    return arr
+
+
+def _check_outputs(step, env) -> None:
+    """Debug mode: every output must match its variable's inferred shape and dtype."""
+    block = step.op.block
+    for slot, names, _ in step.outs:
+        for name in names:
+            var = block._find_var_recursive(name)
+            if var is None or var.shape is None:
+                continue
+            value = env[name]
+            shape_ok = len(value.shape) == len(var.shape) and all(
+                d == -1 or d == a for d, a in zip(var.shape, value.shape))
+            if not shape_ok or value.dtype != var.dtype.numpy:
+                raise KernelError(f"{where(step.op.type, step.op.callsite)}: kernel output `{slot}` "
+                                  f"({name}) has shape {fmt_shape(value.shape)} dtype {value.dtype}, "
+                                  f"inferred shape {fmt_shape(var.shape)} dtype {var.dtype}")
+
+
+def _kernel_error(step, exc) -> Exception:
+    if isinstance(exc, KernelError):
+        return exc
+    op = step.op
+    block = op.block
+    shapes = []
+    for slot, names in op.inputs.items():
+        for name in names:
+            var = block._find_var_recursive(name)
+            shapes.append(f"{slot}={name}{fmt_shape(var.shape) if var is not None else ''}")
+    detail = f"{type(exc).__name__}: {exc}"
+    return KernelError(f"{where(op.type, op.callsite)} failed while running: {detail}\n"
+                       f"  inputs: {', '.join(shapes) or 'none'}")
