@@ -1,0 +1,1 @@
+"""(op family: filled in below)"""
