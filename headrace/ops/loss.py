@@ -1,1 +1,212 @@
-"""(op family: filled in below)"""
+"""Losses and metrics: ``cross_entropy``, ``softmax_with_cross_entropy``, ``accuracy``.
+
+Hard labels are int64 class indices with a size-1 class dim; soft labels are distributions of the
+scores' shape and dtype.  A hard label outside ``[0, D)`` that is not ``ignore_index`` raises
+``IndexError`` at run time (the executor names the op and where it was built); it is never
+clamped or wrapped around.  Like the reference, ``-log(p)`` is clamped to at most 1e20, so a zero
+probability gives a large finite loss, not ``inf``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.dtypes import float32, float64, int32, int64
+from ..core.errors import fmt_shape
+from .infer_helpers import normalize_axes
+from .registry import register
+
+FLOATS = (float32, float64)
+_TOLERABLE = 1e20   # the reference's stand-in for infinity in -log(p)
+
+
+# --- shared build-time checks ----------------------------------------------------------------------
+def _compatible(a, b) -> bool:
+    return len(a) == len(b) and all(x == y or x == -1 or y == -1 for x, y in zip(a, b))
+
+
+def _match_shape(ctx, slot, want, what):
+    """Input ``slot`` must have shape ``want`` (-1 dims match anything); returns the merged shape."""
+    got = ctx.shape(slot)
+    if not _compatible(want, got):
+        ctx.fail(slot, f"shape {fmt_shape(want)} ({what})", fmt_shape(got))
+    return tuple(g if w == -1 else w for w, g in zip(want, got))
+
+
+def _check_label(ctx, scores_slot, axis, soft_label):
+    """Check ``Label`` against the scores; returns the scores' shape merged with the label's."""
+    shape = ctx.shape(scores_slot)
+    if soft_label:
+        ctx.check_same_dtype(scores_slot, "Label")
+        return _match_shape(ctx, "Label", shape, f"soft labels: the shape of `{scores_slot}`")
+    ctx.check_dtype("Label", (int64,))
+    want = shape[:axis] + (1,) + shape[axis + 1:]
+    merged = _match_shape(ctx, "Label", want, f"hard labels: the shape of `{scores_slot}` with a class dim of 1")
+    return merged[:axis] + (shape[axis],) + merged[axis + 1:]
+
+
+def _check_scores(ctx, slot):
+    dtype = ctx.check_dtype(slot, FLOATS)
+    shape = ctx.shape(slot)
+    if len(shape) < 1:
+        ctx.fail(slot, "rank >= 1 (a dim holds the classes)", f"shape {fmt_shape(shape)}")
+    return dtype, shape
+
+
+# --- shared kernel pieces ----------------------------------------------------------------------------
+def check_labels(label: np.ndarray, depth: int, ignore_index=None) -> None:
+    """Raise IndexError naming the first hard label outside [0, depth) that is not ignore_index."""
+    bad = (label < 0) | (label >= depth)
+    if ignore_index is not None:
+        bad &= label != ignore_index
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        ignoring = f" and is not ignore_index={ignore_index}" if ignore_index is not None else ""
+        raise IndexError(f"label {int(label[first])} at index {list(first)} is outside the class range "
+                         f"[0, {depth}){ignoring} ({int(bad.sum())} bad label(s) in all)")
+
+
+def _tolerable_log(p: np.ndarray) -> np.ndarray:
+    """log(p) with -inf (p == 0) replaced by -1e20, silently."""
+    with np.errstate(divide="ignore"):
+        return np.clip(np.log(p), -_TOLERABLE, _TOLERABLE)
+
+
+def _hard_pick(values, label, axis, ignore_index):
+    """values[label] along ``axis`` (label has size 1 there), and the mask of ignored labels."""
+    check_labels(label, values.shape[axis], ignore_index)
+    ignored = label == ignore_index
+    picked = np.take_along_axis(values, np.where(ignored, 0, label), axis=axis)
+    return picked, ignored
+
+
+def _nll(log_p, label, axis, soft_label, ignore_index):
+    """-log p[label] (0 where ignored), or -sum(label * log p) for soft labels, keeping ``axis``."""
+    if soft_label:
+        return -np.sum(label * log_p, axis=axis, keepdims=True)
+    picked, ignored = _hard_pick(log_p, label, axis, ignore_index)
+    return np.where(ignored, log_p.dtype.type(0), -picked)
+
+
+# --- cross_entropy -----------------------------------------------------------------------------------
+def _cross_entropy_infer(ctx):
+    dtype, shape = _check_scores(ctx, "X")
+    merged = _check_label(ctx, "X", len(shape) - 1, ctx.attr("soft_label"))
+    ctx.set("Y", merged[:-1] + (1,), dtype)
+
+
+def _cross_entropy_kernel(ins, attrs):
+    x, label = ins["X"], ins["Label"]
+    soft = attrs["soft_label"]
+    if soft:
+        y = _nll(_tolerable_log(x), label, -1, True, None)
+    else:
+        picked, ignored = _hard_pick(x, label, -1, attrs["ignore_index"])
+        y = np.where(ignored, x.dtype.type(0), -_tolerable_log(picked))
+    return {"Y": np.asarray(y, dtype=x.dtype)}
+
+
+register(
+    "cross_entropy",
+    inputs=["X", "Label"],
+    outputs=["Y"],
+    attrs={"soft_label": False, "ignore_index": -100},
+    infer=_cross_entropy_infer,
+    kernel=_cross_entropy_kernel,
+    doc="Y = -log(X[..., Label]) for hard labels (0 where Label == ignore_index), or "
+        "-sum(Label * log(X), -1) for soft labels; X holds probabilities [..., D], Y is [..., 1]",
+)
+
+
+# --- softmax_with_cross_entropy --------------------------------------------------------------------
+def _axis(ctx, rank):
+    axis = ctx.attr("axis")
+    try:
+        return normalize_axes([axis], rank, "axis")[0]
+    except ValueError:
+        ctx.fail_attr("axis", f"an axis in [-{rank}, {rank}) for Logits of rank {rank}", axis)
+
+
+def _swce_infer(ctx):
+    dtype, shape = _check_scores(ctx, "Logits")
+    axis = _axis(ctx, len(shape))
+    merged = _check_label(ctx, "Logits", axis, ctx.attr("soft_label"))
+    ctx.set("Softmax", merged, dtype)
+    ctx.set("Loss", merged[:axis] + (1,) + merged[axis + 1:], dtype)
+
+
+def _log_softmax(logits, axis):
+    """(softmax, log_softmax) along ``axis`` via log-sum-exp of the max-shifted logits."""
+    shifted = logits - np.max(logits, axis=axis, keepdims=True)
+    e = np.exp(shifted)
+    total = np.sum(e, axis=axis, keepdims=True)
+    return e / total, shifted - np.log(total)
+
+
+def _swce_kernel(ins, attrs):
+    logits, label = ins["Logits"], ins["Label"]
+    axis = attrs["axis"] % logits.ndim
+    if attrs["use_softmax"]:
+        probs, log_p = _log_softmax(logits, axis)
+    else:
+        probs, log_p = logits.copy(), _tolerable_log(logits)
+    loss = _nll(log_p, label, axis, attrs["soft_label"], attrs["ignore_index"])
+    return {"Softmax": probs, "Loss": np.asarray(loss, dtype=logits.dtype)}
+
+
+register(
+    "softmax_with_cross_entropy",
+    inputs=["Logits", "Label"],
+    outputs=["Softmax", "Loss"],
+    attrs={"soft_label": False, "ignore_index": -100, "numeric_stable_mode": True,
+           "use_softmax": True, "axis": -1},
+    infer=_swce_infer,
+    kernel=_swce_kernel,
+    doc="Softmax = softmax(Logits) along `axis`; Loss = cross entropy of Softmax and Label, computed "
+        "from log-sum-exp (always numerically stable: `numeric_stable_mode` is accepted for "
+        "compatibility). use_softmax=False: Logits already are probabilities (Softmax = a copy).",
+)
+
+
+# --- accuracy --------------------------------------------------------------------------------------
+def _accuracy_infer(ctx):
+    ctx.check_dtype("Out", FLOATS)
+    shape = ctx.check_rank("Out", 2)
+    _check_label(ctx, "Out", 1, soft_label=False)
+    k, depth = ctx.attr("k"), shape[1]
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1 or (depth != -1 and k > depth):
+        ctx.fail_attr("k", f"an integer in [1, {depth if depth != -1 else 'D'}] (D = {depth} classes)", k)
+    ctx.set("Accuracy", (), float32)
+    ctx.set("Correct", (), int32)
+    ctx.set("Total", (), int32)
+
+
+def _accuracy_kernel(ins, attrs):
+    """A row is correct when fewer than k scores rank ahead of its label's score, where j ranks
+    ahead of the label l if score_j > score_l, or score_j == score_l and j < l (a stable descending
+    sort); no sort is needed."""
+    scores, label = ins["Out"], ins["Label"]
+    n, depth = scores.shape
+    check_labels(label, depth)
+    target = np.take_along_axis(scores, label, axis=1)
+    columns = np.arange(depth)
+    ahead = (scores > target) | ((scores == target) & (columns < label))
+    correct = int(np.count_nonzero(np.sum(ahead, axis=1) < attrs["k"]))
+    accuracy = correct / n if n else 0.0
+    return {"Accuracy": np.asarray(accuracy, dtype=np.float32),
+            "Correct": np.asarray(correct, dtype=np.int32),
+            "Total": np.asarray(n, dtype=np.int32)}
+
+
+register(
+    "accuracy",
+    inputs=["Out", "Label"],
+    outputs=["Accuracy", "Correct", "Total"],
+    attrs={"k": 1},
+    infer=_accuracy_infer,
+    kernel=_accuracy_kernel,
+    doc="Top-k accuracy of scores Out [N, D] against int64 Label [N, 1]: a row is correct when its "
+        "label is among the k highest scores (ties: lower index first, a stable descending sort). "
+        "Accuracy = Correct / Total (0 for an empty batch), all 0-D. headrace folds the reference's "
+        "top_k + accuracy op pair into this one op: Out holds all D scores, not the top-k values.",
+)
+

@@ -1,1 +1,388 @@
-"""(op family: filled in below)"""
+"""Ops that move data without computing on it: reshape, transpose, concat, split, slice,
+squeeze, unsqueeze and flatten.
+
+The ``*2`` ops (and ``flatten_contiguous_range``) also output ``XShape``, the reference system's
+shape carrier for their gradient ops: shape ``[0] + X.shape``, holding no data.
+
+Each shape rule is one pure function of (input shape, attrs) used by both ``infer`` (dims may be
+-1) and the kernel (concrete dims), so build-time and run-time shapes follow the same rule.  A
+rule raises ``_Bad`` for a certain mismatch; ``infer`` turns it into a typed error naming the op.
+Kernels return NumPy views where possible (reshape, transpose, split, slice, squeeze).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import DTypeError, fmt_shape
+from .infer_helpers import normalize_axes, prod
+from .registry import REQUIRED, many, register
+
+
+class _Bad(ValueError):
+    """A shape rule's certain mismatch: ``attr`` names the attribute at fault (None: an input)."""
+
+    def __init__(self, attr, expected, got):
+        super().__init__(expected)
+        self.attr, self.expected, self.got = attr, expected, got
+
+
+def _raise_in(ctx, bad: _Bad, slot="X"):
+    if bad.attr is None:
+        ctx.fail(slot, bad.expected, bad.got)
+    ctx.fail_attr(bad.attr, bad.expected, bad.got)
+
+
+def _axis_index(axis, rank, attr, shape, extra=0):
+    """One axis made non-negative; valid range [-(rank + extra), rank + extra)."""
+    bound = rank + extra
+    if not -bound <= axis < bound:
+        raise _Bad(attr, f"axes in [{-bound}, {bound}) for an input of shape {fmt_shape(shape)}", axis)
+    return axis % bound
+
+
+def _xshape(shape):
+    return (0,) + tuple(shape)
+
+
+def _set_with_xshape(ctx, out_shape):
+    ctx.set("Out", out_shape, ctx.dtype("X"))
+    ctx.set("XShape", _xshape(ctx.shape("X")), ctx.dtype("X"))
+
+
+def _xshape_value(x):
+    return np.empty(_xshape(x.shape), dtype=x.dtype)
+
+
+def _view_infer(rule, *attrs):
+    """``infer`` of an X -> Out, XShape op whose out shape is ``rule(x_shape, *attrs)``."""
+    def infer(ctx):
+        try:
+            out = rule(ctx.shape("X"), *(ctx.attr(a) for a in attrs))
+        except _Bad as bad:
+            _raise_in(ctx, bad)
+        _set_with_xshape(ctx, out)
+    return infer
+
+
+def _view_kernel(rule, *attrs):
+    """Kernel of an X -> Out, XShape op: X reshaped (a view when possible) to the rule's shape."""
+    def kernel(ins, op_attrs):
+        x = ins["X"]
+        out = rule(x.shape, *(op_attrs[a] for a in attrs))
+        return {"Out": np.reshape(x, out), "XShape": _xshape_value(x)}
+    return kernel
+
+
+# --- reshape2 ------------------------------------------------------------------------------------
+def reshape_shape(x_shape, shape):
+    """Out shape of reshape: 0 copies X's dim at that index, one -1 is inferred.
+
+    Dims copied by 0 cancel on both sides, so X [-1, 4, 3] with [0, -1] gives [-1, 12].
+    """
+    shape = [int(s) for s in shape]
+    if shape.count(-1) > 1:
+        raise _Bad("shape", "at most one -1 (inferred) entry", shape)
+    out = []
+    for i, s in enumerate(shape):
+        if s == 0:
+            if i >= len(x_shape):
+                raise _Bad("shape", f"0 (copy a dim) only at positions < {len(x_shape)}, the rank of X "
+                                    f"{fmt_shape(x_shape)}", shape)
+            out.append(x_shape[i])
+        elif s < -1:
+            raise _Bad("shape", "positive dims, 0 (copy) or one -1 (inferred)", shape)
+        else:
+            out.append(s)
+    rest = [d for i, d in enumerate(x_shape) if i >= len(shape) or shape[i] != 0]
+    x_rest = prod(rest)
+    out_rest = prod(s for s in shape if s > 0)
+    mismatch = _Bad(None, f"a shape whose element count fits `shape`={shape} (X's dims at the 0 entries "
+                          "are copied)", f"shape {fmt_shape(x_shape)}")
+    if -1 in shape:
+        if x_rest != -1:
+            if out_rest == 0 or x_rest % out_rest:
+                raise mismatch
+            out[shape.index(-1)] = x_rest // out_rest
+        else:
+            out[shape.index(-1)] = -1
+    elif x_rest != -1:
+        if x_rest != out_rest:
+            raise mismatch
+    else:  # X has unknown dims: its known part must divide the requested count
+        known = prod(d for d in rest if d != -1)
+        if known and out_rest % known:
+            raise mismatch
+    return tuple(out)
+
+
+register(
+    "reshape2",
+    inputs=["X"],
+    outputs=["Out", "XShape"],
+    attrs={"shape": REQUIRED},
+    infer=_view_infer(reshape_shape, "shape"),
+    kernel=_view_kernel(reshape_shape, "shape"),
+    inplace={"Out": "X"},
+    doc="Out = X reshaped to `shape` (0 copies X's dim, one -1 is inferred); a view when possible",
+)
+
+
+# --- transpose2 ----------------------------------------------------------------------------------
+def _transpose_infer(ctx):
+    x_shape, axis = ctx.shape("X"), list(ctx.attr("axis"))
+    try:
+        perm = normalize_axes(axis, len(x_shape), "axis") if x_shape else list(axis)
+    except ValueError:
+        perm = None
+    if perm is None or sorted(perm) != list(range(len(x_shape))):
+        ctx.fail_attr("axis", f"a permutation of 0..{len(x_shape) - 1} for X of shape {fmt_shape(x_shape)}", axis)
+    _set_with_xshape(ctx, tuple(x_shape[a] for a in perm))
+
+
+register(
+    "transpose2",
+    inputs=["X"],
+    outputs=["Out", "XShape"],
+    attrs={"axis": REQUIRED},
+    infer=_transpose_infer,
+    kernel=lambda ins, attrs: {"Out": np.transpose(ins["X"], attrs["axis"]), "XShape": _xshape_value(ins["X"])},
+    doc="Out = X with its dims permuted: Out.shape[i] = X.shape[axis[i]] (a view)",
+)
+
+
+# --- concat --------------------------------------------------------------------------------------
+def _concat_infer(ctx):
+    shapes, dtypes = ctx.shapes("X"), ctx.dtypes("X")
+    first = shapes[0]
+    rank = len(first)
+    if rank == 0:
+        ctx.fail("X", "inputs of rank >= 1", f"shape {fmt_shape(first)}")
+    try:
+        axis = _axis_index(ctx.attr("axis"), rank, "axis", first)
+    except _Bad as bad:
+        _raise_in(ctx, bad)
+    out = list(first)
+    for i, (shape, dtype) in enumerate(zip(shapes, dtypes)):
+        if dtype != dtypes[0]:
+            ctx.fail("X", f"every input of dtype {dtypes[0]}", f"{dtype} at position {i}", error=DTypeError)
+        agree = len(shape) == rank and all(
+            d == axis or a == b or a == -1 or b == -1 for d, (a, b) in enumerate(zip(out, shape)))
+        if not agree:
+            ctx.fail("X", f"every input of rank {rank} matching {fmt_shape(first)} except at axis {axis}",
+                     f"{fmt_shape(shape)} at position {i}")
+        out = [b if a == -1 else a for a, b in zip(out, shape)]
+    sizes = [s[axis] for s in shapes]
+    out[axis] = -1 if -1 in sizes else sum(sizes)
+    ctx.set("Out", out, dtypes[0])
+
+
+register(
+    "concat",
+    inputs=[many("X")],
+    outputs=["Out"],
+    attrs={"axis": 0},
+    infer=_concat_infer,
+    kernel=lambda ins, attrs: {"Out": np.concatenate(ins["X"], axis=attrs["axis"])},
+    doc="Out = the inputs joined along `axis` (all other dims equal)",
+)
+
+
+# --- split ---------------------------------------------------------------------------------------
+def split_sizes(dim, num, sections):
+    """Sizes of the pieces of a dim of size ``dim`` (-1: unknown): ``num`` equal pieces, else
+    ``sections`` (one entry may be -1: the rest)."""
+    if num < 0 or (num == 0 and not sections):
+        raise _Bad("num", "num > 0, or a non-empty `sections`", num)
+    if num > 0:
+        if dim != -1 and dim % num:
+            raise _Bad("num", f"a divisor of {dim}, the size of the split axis", num)
+        return [dim // num if dim != -1 else -1] * num
+    sections = [int(s) for s in sections]
+    if sections.count(-1) > 1 or any(s < -1 for s in sections):
+        raise _Bad("sections", "sizes >= 0 with at most one -1 (the rest)", sections)
+    known = sum(s for s in sections if s != -1)
+    if dim == -1:
+        return sections
+    if -1 in sections:
+        if known > dim:
+            raise _Bad("sections", f"sizes summing to at most {dim}, the size of the split axis", sections)
+        return [dim - known if s == -1 else s for s in sections]
+    if known != dim:
+        raise _Bad("sections", f"sizes summing to {dim}, the size of the split axis", sections)
+    return sections
+
+
+def _split_infer(ctx):
+    x_shape, dtype = ctx.shape("X"), ctx.dtype("X")
+    try:
+        axis = _axis_index(ctx.attr("axis"), len(x_shape), "axis", x_shape)
+        sizes = split_sizes(x_shape[axis], ctx.attr("num"), ctx.attr("sections"))
+    except _Bad as bad:
+        _raise_in(ctx, bad)
+    ctx.set_many("Out", [(x_shape[:axis] + (s,) + x_shape[axis + 1:], dtype) for s in sizes])
+
+
+def _split_kernel(ins, attrs):
+    x, axis = ins["X"], attrs["axis"]
+    sizes = split_sizes(x.shape[axis], attrs["num"], attrs["sections"])
+    return {"Out": np.split(x, np.cumsum(sizes)[:-1], axis=axis)}
+
+
+register(
+    "split",
+    inputs=["X"],
+    outputs=[many("Out")],
+    attrs={"axis": 0, "num": 0, "sections": []},
+    infer=_split_infer,
+    kernel=_split_kernel,
+    doc="Out = X cut along `axis` into `num` equal pieces or pieces of sizes `sections` (views)",
+)
+
+
+# --- slice ---------------------------------------------------------------------------------------
+def slice_bounds(dim, start, end):
+    """Python-slice bounds on a known dim: negative indices count from the end, clamped to [0, dim]."""
+    start = min(max(start + dim if start < 0 else start, 0), dim)
+    end = min(max(end + dim if end < 0 else end, 0), dim)
+    return start, max(start, end)
+
+
+def _slice_len(dim, start, end):
+    if dim != -1:
+        lo, hi = slice_bounds(dim, start, end)
+        return hi - lo
+    if (start >= 0) == (end >= 0) and end <= start:
+        return 0  # empty whatever the dim is
+    return -1
+
+
+def _slice_plan(shape, axes, starts, ends, decrease_axis):
+    """(axes, out shape before decreasing, decreased axes), checking the attrs."""
+    if not len(axes) == len(starts) == len(ends):
+        raise _Bad("starts", f"as many starts and ends as axes ({len(axes)}); got ends={list(ends)}",
+                   list(starts))
+    axes = [_axis_index(a, len(shape), "axes", shape) for a in axes]
+    if len(set(axes)) != len(axes):
+        raise _Bad("axes", "distinct axes", axes)
+    sliced = list(shape)
+    for a, s, e in zip(axes, starts, ends):
+        sliced[a] = _slice_len(shape[a], int(s), int(e))
+    decrease = sorted({_axis_index(a, len(shape), "decrease_axis", shape) for a in decrease_axis})
+    for a in decrease:
+        if sliced[a] not in (1, -1):
+            raise _Bad("decrease_axis", f"axes of length 1 after slicing ({fmt_shape(shape)} sliced to "
+                                        f"{fmt_shape(sliced)})", list(decrease_axis))
+    return axes, sliced, decrease
+
+
+def _slice_infer(ctx):
+    shape = ctx.shape("Input")
+    try:
+        _, sliced, decrease = _slice_plan(shape, ctx.attr("axes"), ctx.attr("starts"), ctx.attr("ends"),
+                                          ctx.attr("decrease_axis"))
+    except _Bad as bad:
+        _raise_in(ctx, bad, "Input")
+    ctx.set("Out", [d for i, d in enumerate(sliced) if i not in decrease], ctx.dtype("Input"))
+
+
+def _slice_kernel(ins, attrs):
+    x = ins["Input"]
+    axes, _, decrease = _slice_plan(x.shape, attrs["axes"], attrs["starts"], attrs["ends"],
+                                    attrs["decrease_axis"])
+    index = [slice(None)] * x.ndim
+    for a, s, e in zip(axes, attrs["starts"], attrs["ends"]):
+        index[a] = slice(*slice_bounds(x.shape[a], int(s), int(e)))
+    out = x[tuple(index)]
+    return {"Out": np.squeeze(out, axis=tuple(decrease)) if decrease else out}
+
+
+register(
+    "slice",
+    inputs=["Input"],
+    outputs=["Out"],
+    attrs={"axes": REQUIRED, "starts": REQUIRED, "ends": REQUIRED, "decrease_axis": [], "infer_flags": []},
+    infer=_slice_infer,
+    kernel=_slice_kernel,
+    doc="Out = Input[starts[i]:ends[i]] along each axes[i] (Python slice rules, a view); "
+        "the dims in decrease_axis (length 1) are removed",
+)
+
+
+# --- squeeze2 / unsqueeze2 -----------------------------------------------------------------------
+def squeeze_shape(shape, axes):
+    """Dims of size 1 removed: all of them when ``axes`` is empty, else those listed.
+
+    A listed dim whose size is not 1 is kept (as the reference documents); a listed unknown (-1)
+    dim is assumed to be 1, an unknown dim is kept when ``axes`` is empty.
+    """
+    if not axes:
+        return tuple(d for d in shape if d != 1)
+    listed = {_axis_index(a, len(shape), "axes", shape) for a in axes}
+    return tuple(d for i, d in enumerate(shape) if not (i in listed and d in (1, -1)))
+
+
+def _squeeze_kernel(ins, attrs):
+    x = ins["X"]
+    if attrs["axes"]:
+        drop = {a % x.ndim for a in attrs["axes"]}
+        out = np.squeeze(x, axis=tuple(a for a in sorted(drop) if x.shape[a] == 1))
+    else:
+        out = np.squeeze(x)
+    return {"Out": out, "XShape": _xshape_value(x)}
+
+
+register(
+    "squeeze2",
+    inputs=["X"],
+    outputs=["Out", "XShape"],
+    attrs={"axes": []},
+    infer=_view_infer(squeeze_shape, "axes"),
+    kernel=_squeeze_kernel,
+    inplace={"Out": "X"},
+    doc="Out = X without its size-1 dims (all of them, or those in `axes`; others listed are kept)",
+)
+
+
+def unsqueeze_shape(shape, axes):
+    """Size-1 dims inserted at ``axes`` in order; a negative axis counts against rank + 1."""
+    out = list(shape)
+    for a in axes:
+        out.insert(_axis_index(int(a), len(out), "axes", out, extra=1), 1)
+    return tuple(out)
+
+
+register(
+    "unsqueeze2",
+    inputs=["X"],
+    outputs=["Out", "XShape"],
+    attrs={"axes": REQUIRED},
+    infer=_view_infer(unsqueeze_shape, "axes"),
+    kernel=_view_kernel(unsqueeze_shape, "axes"),
+    inplace={"Out": "X"},
+    doc="Out = X with size-1 dims inserted at `axes`, one after another (a view)",
+)
+
+
+# --- flatten_contiguous_range --------------------------------------------------------------------
+def flatten_shape(shape, start_axis, stop_axis):
+    """Dims start_axis..stop_axis (inclusive, negative allowed) merged into one; 0-D becomes [1]."""
+    if not shape:
+        return (1,)
+    start = _axis_index(start_axis, len(shape), "start_axis", shape)
+    stop = _axis_index(stop_axis, len(shape), "stop_axis", shape)
+    if start > stop:
+        raise _Bad("stop_axis", f"an axis >= start_axis={start_axis} (dim {start}) for X of shape "
+                                f"{fmt_shape(shape)}", stop_axis)
+    return tuple(shape[:start]) + (prod(shape[start:stop + 1]),) + tuple(shape[stop + 1:])
+
+
+register(
+    "flatten_contiguous_range",
+    inputs=["X"],
+    outputs=["Out", "XShape"],
+    attrs={"start_axis": 1, "stop_axis": -1},
+    infer=_view_infer(flatten_shape, "start_axis", "stop_axis"),
+    kernel=_view_kernel(flatten_shape, "start_axis", "stop_axis"),
+    inplace={"Out": "X"},
+    doc="Out = X with dims start_axis..stop_axis merged into one (a view when possible)",
+)

@@ -1,0 +1,212 @@
+"""Functional layers on Variables (static mode) — activations, dropout, losses, pooling.
+
+Each function emits ops through ``apply_op`` only, so the same code will serve eager mode.
+Output names follow the reference: ``<layer>_<n>.tmp_<k>``.
+"""
+from __future__ import annotations
+
+import numbers
+
+from ..core import names
+from ..core.errors import ShapeError, fmt_shape
+from ..ops.apply import apply_op, apply_op_single
+
+
+def _key(layer: str, name=None) -> str:
+    return f"{name or names.generate(layer)}.tmp"
+
+
+def _unary(op_type: str, x, name=None, **attrs):
+    return apply_op_single(op_type, {"X": x}, attrs or None, name_key=_key(op_type, name))
+
+
+# --- activations ---------------------------------------------------------------------------------
+def relu(x, name=None):
+    return _unary("relu", x, name)
+
+
+def sigmoid(x, name=None):
+    return _unary("sigmoid", x, name)
+
+
+def tanh(x, name=None):
+    return _unary("tanh", x, name)
+
+
+def gelu(x, approximate=False, name=None):
+    return _unary("gelu", x, name, approximate=bool(approximate))
+
+
+def leaky_relu(x, negative_slope=0.01, name=None):
+    return _unary("leaky_relu", x, name, alpha=float(negative_slope))
+
+
+def softmax(x, axis=-1, dtype=None, name=None):
+    if dtype is not None:
+        x = cast(x, dtype)
+    return _unary("softmax", x, name, axis=int(axis))
+
+
+def log(x, name=None):
+    return _unary("log", x, name)
+
+
+def exp(x, name=None):
+    return _unary("exp", x, name)
+
+
+def sqrt(x, name=None):
+    return _unary("sqrt", x, name)
+
+
+def square(x, name=None):
+    return _unary("square", x, name)
+
+
+def abs(x, name=None):  # noqa: A001  (Paddle's name)
+    return _unary("abs", x, name)
+
+
+def cast(x, dtype):
+    from ..core.dtypes import convert_dtype
+
+    dtype = convert_dtype(dtype)
+    return apply_op_single("cast", {"X": x}, {"in_dtype": str(x.dtype), "out_dtype": str(dtype)},
+                           name_key=_key("cast"))
+
+
+# --- dropout -------------------------------------------------------------------------------------
+def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=None, seed=None):
+    """Zero each element with probability ``p``. ``mode`` is 'upscale_in_train' (scale kept values
+    by 1/(1-p) in training) or 'downscale_in_infer' (scale by 1-p at inference)."""
+    if axis is not None:
+        raise ValueError("dropout(): the axis argument (structured dropout) is not supported; use axis=None")
+    if not isinstance(p, numbers.Real) or not 0 <= p <= 1:
+        raise ValueError(f"dropout(): p must be a number in [0, 1], got {p!r}")
+    implementation = {"upscale_in_train": "upscale_in_train", "downscale_in_infer": "downgrade_in_infer",
+                      "downgrade_in_infer": "downgrade_in_infer"}.get(mode)
+    if implementation is None:
+        raise ValueError(f"dropout(): mode must be 'upscale_in_train' or 'downscale_in_infer', got {mode!r}")
+    attrs = {"dropout_prob": float(p), "is_test": not training, "dropout_implementation": implementation,
+             "fix_seed": seed is not None, "seed": int(seed or 0)}
+    return apply_op("dropout", {"X": x}, attrs, name_key=_key("dropout", name))["Out"][0]
+
+
+# --- losses --------------------------------------------------------------------------------------
+def cross_entropy_probs(input, label, soft_label=False, ignore_index=-100):
+    """The 1.x ``cross_entropy``: ``input`` holds probabilities; returns per-row loss [..., 1]."""
+    return apply_op_single("cross_entropy", {"X": input, "Label": label},
+                           {"soft_label": bool(soft_label), "ignore_index": int(ignore_index)},
+                           out_slot="Y", name_key=_key("cross_entropy"))
+
+
+def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=-100, numeric_stable_mode=True,
+                               return_softmax=False, axis=-1):
+    outs = apply_op("softmax_with_cross_entropy", {"Logits": logits, "Label": label},
+                    {"soft_label": bool(soft_label), "ignore_index": int(ignore_index),
+                     "numeric_stable_mode": bool(numeric_stable_mode), "axis": int(axis)},
+                    name_key=_key("softmax_with_cross_entropy"))
+    loss, softmax_out = outs["Loss"][0], outs["Softmax"][0]
+    return (loss, softmax_out) if return_softmax else loss
+
+
+def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean", soft_label=False,
+                  axis=-1, use_softmax=True, name=None):
+    """``paddle.nn.functional.cross_entropy``: softmax (unless ``use_softmax=False``) + CE + reduction.
+
+    With hard labels and ``reduction='mean'`` the mean is over the labels that are not
+    ``ignore_index``, as in the reference.
+    """
+    if weight is not None:
+        raise ValueError("cross_entropy(): per-class `weight` is not supported yet; pass weight=None")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"cross_entropy(): reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    rank = len(input.shape)
+    if not soft_label and len(label.shape) == rank - 1:
+        label = unsqueeze(label, [axis if axis >= 0 else rank + axis])
+    key = _key("cross_entropy", name)
+    loss = apply_op("softmax_with_cross_entropy", {"Logits": input, "Label": label},
+                    {"soft_label": bool(soft_label), "ignore_index": int(ignore_index), "axis": int(axis),
+                     "use_softmax": bool(use_softmax)}, name_key=key)["Loss"][0]
+    if reduction == "none":
+        return loss
+    total = apply_op_single("reduce_sum", {"X": loss}, {"reduce_all": True}, name_key=key)
+    if reduction == "sum":
+        return total
+    if soft_label:
+        return apply_op_single("reduce_mean", {"X": loss}, {"reduce_all": True}, name_key=key)
+    ignore = apply_op_single("fill_constant", attrs={"shape": [], "dtype": str(label.dtype),
+                                                     "value": float(ignore_index)}, name_key=key)
+    valid = apply_op_single("not_equal", {"X": label, "Y": ignore}, name_key=key)
+    count = apply_op_single("reduce_sum", {"X": cast(valid, loss.dtype)}, {"reduce_all": True}, name_key=key)
+    one = apply_op_single("fill_constant", attrs={"shape": [], "dtype": str(loss.dtype), "value": 1.0},
+                          name_key=key)
+    count = apply_op_single("elementwise_max", {"X": count, "Y": one}, name_key=key)
+    return apply_op_single("elementwise_div", {"X": total, "Y": count}, name_key=key)
+
+
+def square_error_cost(input, label):
+    """Elementwise ``(input - label) ** 2`` (ops ``elementwise_sub`` then ``square``)."""
+    key = _key("square_error_cost")
+    diff = apply_op_single("elementwise_sub", {"X": input, "Y": label}, name_key=key)
+    return apply_op_single("square", {"X": diff}, name_key=key)
+
+
+def accuracy(input, label, k=1, correct=None, total=None):
+    """Fraction of rows whose label is among the top-``k`` scores (a 0-D float32)."""
+    outputs = {}
+    if correct is not None:
+        outputs["Correct"] = correct
+    if total is not None:
+        outputs["Total"] = total
+    return apply_op("accuracy", {"Out": input, "Label": label}, {"k": int(k)}, outputs or None,
+                    name_key=_key("accuracy"))["Accuracy"][0]
+
+
+# --- pooling -------------------------------------------------------------------------------------
+def _pool_pair(value, what):
+    if isinstance(value, numbers.Integral):
+        return [int(value)] * 2
+    value = [int(v) for v in value]
+    if len(value) != 2:
+        raise ValueError(f"pool2d(): {what} must be an int or a pair, got {value}")
+    return value
+
+
+def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, global_pooling=False,
+           use_cudnn=True, ceil_mode=False, name=None, exclusive=True, data_format="NCHW"):
+    """``fluid.layers.pool2d``: max or average pooling over H and W."""
+    if pool_type not in ("max", "avg"):
+        raise ValueError(f"pool2d(): pool_type must be 'max' or 'avg', got {pool_type!r}")
+    if len(input.shape) != 4:
+        raise ShapeError(f"pool2d(): input must be 4-D, got {fmt_shape(input.shape)}")
+    if not global_pooling and pool_size == -1:
+        raise ValueError("pool2d(): give pool_size, or set global_pooling=True")
+    ksize = [1, 1] if global_pooling else _pool_pair(pool_size, "pool_size")
+    if isinstance(pool_padding, str):
+        paddings, algorithm = [0, 0], pool_padding.upper()
+    else:
+        paddings = [int(pool_padding)] * 2 if isinstance(pool_padding, numbers.Integral) else list(pool_padding)
+        algorithm = "EXPLICIT"
+    return apply_op_single("pool2d", {"X": input},
+                           {"pooling_type": pool_type, "ksize": ksize, "strides": _pool_pair(pool_stride, "stride"),
+                            "paddings": paddings, "padding_algorithm": algorithm, "global_pooling": global_pooling,
+                            "ceil_mode": ceil_mode, "exclusive": exclusive, "data_format": data_format},
+                           name_key=_key("pool2d", name))
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, data_format="NCHW", name=None):
+    return pool2d(x, kernel_size, "max", stride if stride is not None else kernel_size, padding,
+                  ceil_mode=ceil_mode, name=name, data_format=data_format)
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, data_format="NCHW",
+               name=None):
+    return pool2d(x, kernel_size, "avg", stride if stride is not None else kernel_size, padding,
+                  ceil_mode=ceil_mode, name=name, exclusive=exclusive, data_format=data_format)
+
+
+def unsqueeze(x, axis, name=None):
+    from .tensor import unsqueeze as _unsqueeze
+
+    return _unsqueeze(x, axis, name)

@@ -1,0 +1,225 @@
+"""Math and manipulation functions on Variables: ``paddle.add``, ``paddle.mean``, ``reshape`` ...
+(and the helpers the fluid-era names map to)."""
+from __future__ import annotations
+
+import numbers
+
+from ..core import context, names
+from ..core.dtypes import convert_dtype
+from ..core.variable import Variable
+from ..ops.apply import apply_op, apply_op_single
+
+
+def _key(layer: str, name=None) -> str:
+    return f"{name or names.generate(layer)}.tmp"
+
+
+# --- elementwise ---------------------------------------------------------------------------------
+def _elementwise(op_type, x, y, axis=-1, name=None, act=None):
+    out = apply_op_single(op_type, {"X": x, "Y": y}, {"axis": int(axis)}, name_key=_key(op_type, name))
+    if act is not None:
+        out = apply_op_single(act, {"X": out}, name_key=_key(op_type, name))
+    return out
+
+
+def add(x, y, name=None):
+    return _elementwise("elementwise_add", x, y, name=name)
+
+
+def subtract(x, y, name=None):
+    return _elementwise("elementwise_sub", x, y, name=name)
+
+
+def multiply(x, y, name=None):
+    return _elementwise("elementwise_mul", x, y, name=name)
+
+
+def divide(x, y, name=None):
+    return _elementwise("elementwise_div", x, y, name=name)
+
+
+def maximum(x, y, name=None):
+    return _elementwise("elementwise_max", x, y, name=name)
+
+
+def minimum(x, y, name=None):
+    return _elementwise("elementwise_min", x, y, name=name)
+
+
+def pow(x, y, name=None):  # noqa: A001
+    if isinstance(y, numbers.Number):
+        y = full([], y, x.dtype)
+    return _elementwise("elementwise_pow", x, y, name=name)
+
+
+def matmul(x, y, transpose_x=False, transpose_y=False, name=None):
+    return apply_op_single("matmul_v2", {"X": x, "Y": y}, {"trans_x": bool(transpose_x), "trans_y": bool(transpose_y)},
+                           name_key=_key("matmul_v2", name))
+
+
+def mul(x, y, x_num_col_dims=1, y_num_col_dims=1, name=None):
+    return apply_op_single("mul", {"X": x, "Y": y}, {"x_num_col_dims": x_num_col_dims,
+                                                     "y_num_col_dims": y_num_col_dims}, name_key=_key("mul", name))
+
+
+def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+    out = apply_op_single("scale", {"X": x}, {"scale": float(scale), "bias": float(bias),
+                                              "bias_after_scale": bool(bias_after_scale)},
+                          name_key=_key("scale", name))
+    return out if act is None else apply_op_single(act, {"X": out}, name_key=_key("scale", name))
+
+
+def add_n(inputs, name=None):
+    inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    return apply_op_single("sum", {"X": inputs}, name_key=_key("sum", name))
+
+
+# --- reductions ----------------------------------------------------------------------------------
+def _reduce(op_type, x, axis, keepdim, layer, name=None):
+    if axis is None or (isinstance(axis, (list, tuple)) and len(axis) == 0):
+        attrs = {"dim": [0], "keep_dim": bool(keepdim), "reduce_all": True}
+    else:
+        dims = [int(axis)] if isinstance(axis, numbers.Integral) else [int(a) for a in axis]
+        attrs = {"dim": dims, "keep_dim": bool(keepdim), "reduce_all": False}
+    return apply_op_single(op_type, {"X": x}, attrs, name_key=_key(layer, name))
+
+
+def mean(x, axis=None, keepdim=False, name=None):
+    """``paddle.mean``: op ``reduce_mean`` (output named ``mean_<n>.tmp_0``)."""
+    return _reduce("reduce_mean", x, axis, keepdim, "mean", name)
+
+
+def sum(x, axis=None, dtype=None, keepdim=False, name=None):  # noqa: A001
+    if dtype is not None:
+        x = cast(x, dtype)
+    return _reduce("reduce_sum", x, axis, keepdim, "sum", name)
+
+
+def max(x, axis=None, keepdim=False, name=None):  # noqa: A001
+    return _reduce("reduce_max", x, axis, keepdim, "max", name)
+
+
+def min(x, axis=None, keepdim=False, name=None):  # noqa: A001
+    return _reduce("reduce_min", x, axis, keepdim, "min", name)
+
+
+def reduce_mean(input, dim=None, keep_dim=False, name=None):
+    return _reduce("reduce_mean", input, dim, keep_dim, "reduce_mean", name)
+
+
+def reduce_sum(input, dim=None, keep_dim=False, name=None):
+    return _reduce("reduce_sum", input, dim, keep_dim, "reduce_sum", name)
+
+
+def reduce_max(input, dim=None, keep_dim=False, name=None):
+    return _reduce("reduce_max", input, dim, keep_dim, "reduce_max", name)
+
+
+def reduce_min(input, dim=None, keep_dim=False, name=None):
+    return _reduce("reduce_min", input, dim, keep_dim, "reduce_min", name)
+
+
+def legacy_mean(x, name=None):
+    """``fluid.layers.mean``: the ``mean`` op (a 0-D output)."""
+    return apply_op_single("mean", {"X": x}, name_key=_key("mean", name))
+
+
+# --- creation ------------------------------------------------------------------------------------
+def full(shape, fill_value, dtype=None, name=None):
+    dtype = convert_dtype(dtype if dtype is not None else "float32")
+    shape = [int(shape)] if isinstance(shape, numbers.Integral) else [int(d) for d in shape]
+    return apply_op_single("fill_constant", attrs={"shape": shape, "dtype": str(dtype), "value": float(fill_value)},
+                           name_key=_key("fill_constant", name))
+
+
+def fill_constant(shape, dtype, value, force_cpu=False, out=None, name=None):
+    if out is None:
+        return full(shape, value, dtype, name)
+    apply_op("fill_constant", attrs={"shape": list(shape), "dtype": str(convert_dtype(dtype)),
+                                     "value": float(value)}, outputs={"Out": out})
+    return out
+
+
+def zeros(shape, dtype=None, name=None):
+    return full(shape, 0.0, dtype, name)
+
+
+def ones(shape, dtype=None, name=None):
+    return full(shape, 1.0, dtype, name)
+
+
+def assign(x, output=None):
+    import numpy as np
+
+    if isinstance(x, Variable):
+        outputs = {"Out": output} if output is not None else None
+        return apply_op("assign", {"X": x}, outputs=outputs, name_key=_key("assign"))["Out"][0]
+    value = np.asarray(x)
+    outputs = {"Out": output} if output is not None else None
+    return apply_op("assign_value", attrs={"shape": list(value.shape), "dtype": str(convert_dtype(value.dtype)),
+                                           "values": value.ravel().tolist()},
+                    outputs=outputs, name_key=_key("assign_value"))["Out"][0]
+
+
+def cast(x, dtype):
+    dtype = convert_dtype(dtype)
+    return apply_op_single("cast", {"X": x}, {"in_dtype": str(x.dtype), "out_dtype": str(dtype)},
+                           name_key=_key("cast"))
+
+
+def uniform(shape, dtype="float32", min=-1.0, max=1.0, seed=0, name=None):  # noqa: A002
+    return apply_op_single("uniform_random", attrs={"shape": list(shape), "dtype": str(convert_dtype(dtype)),
+                                                    "min": float(min), "max": float(max), "seed": int(seed)},
+                           name_key=_key("uniform_random", name))
+
+
+def gaussian(shape, mean=0.0, std=1.0, seed=0, dtype="float32", name=None):
+    return apply_op_single("gaussian_random", attrs={"shape": list(shape), "dtype": str(convert_dtype(dtype)),
+                                                     "mean": float(mean), "std": float(std), "seed": int(seed)},
+                           name_key=_key("gaussian_random", name))
+
+
+# --- manipulation --------------------------------------------------------------------------------
+def reshape(x, shape, name=None):
+    return apply_op("reshape2", {"X": x}, {"shape": [int(d) for d in shape]}, name_key=_key("reshape2", name))["Out"][0]
+
+
+def transpose(x, perm, name=None):
+    return apply_op("transpose2", {"X": x}, {"axis": [int(p) for p in perm]},
+                    name_key=_key("transpose", name))["Out"][0]
+
+
+def concat(x, axis=0, name=None):
+    return apply_op_single("concat", {"X": list(x)}, {"axis": int(axis)}, name_key=_key("concat", name))
+
+
+def split(x, num_or_sections, axis=0, name=None):
+    key = _key("split", name)
+    if isinstance(num_or_sections, numbers.Integral):
+        count, attrs = int(num_or_sections), {"num": int(num_or_sections), "sections": [], "axis": int(axis)}
+    else:
+        sections = [int(s) for s in num_or_sections]
+        count, attrs = len(sections), {"num": 0, "sections": sections, "axis": int(axis)}
+    block = context.default_main_program().current_block()
+    outs = [block.create_var(name=names.generate_with_ignorable_key(key)) for _ in range(count)]
+    return apply_op("split", {"X": x}, attrs, outputs={"Out": outs})["Out"]
+
+
+def squeeze(x, axis=None, name=None):
+    axes = [] if axis is None else ([int(axis)] if isinstance(axis, numbers.Integral) else [int(a) for a in axis])
+    return apply_op("squeeze2", {"X": x}, {"axes": axes}, name_key=_key("squeeze", name))["Out"][0]
+
+
+def unsqueeze(x, axis, name=None):
+    axes = [int(axis)] if isinstance(axis, numbers.Integral) else [int(a) for a in axis]
+    return apply_op("unsqueeze2", {"X": x}, {"axes": axes}, name_key=_key("unsqueeze", name))["Out"][0]
+
+
+def slice(input, axes, starts, ends):  # noqa: A001
+    return apply_op_single("slice", {"Input": input}, {"axes": list(axes), "starts": list(starts),
+                                                       "ends": list(ends)}, name_key=_key("slice"))
+
+
+def flatten(x, start_axis=0, stop_axis=-1, name=None):
+    return apply_op("flatten_contiguous_range", {"X": x}, {"start_axis": int(start_axis), "stop_axis": int(stop_axis)},
+                    name_key=_key("flatten", name))["Out"][0]

@@ -1,0 +1,13 @@
+"""``paddle.static``: building and running static programs."""
+from ..core.context import default_main_program, default_startup_program, name_scope, program_guard
+from ..core.program import Block, Program
+from ..core.variable import Parameter, Variable
+from ..nn.functional import accuracy
+from ..nn.static_layers import create_parameter, data
+from ..runtime import (CPUPlace, CUDAPlace, Executor, Scope, cpu_places, cuda_places, global_scope,
+                       scope_guard)
+from . import nn
+
+__all__ = ["Block", "CPUPlace", "CUDAPlace", "Executor", "Parameter", "Program", "Scope", "Variable",
+           "accuracy", "cpu_places", "create_parameter", "cuda_places", "data", "default_main_program",
+           "default_startup_program", "global_scope", "name_scope", "nn", "program_guard", "scope_guard"]
