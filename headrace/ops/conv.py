@@ -54,7 +54,7 @@ def _out_size(size, k_eff, pad_sum, stride, ceil_mode=False) -> int:
     if size < 0 or k_eff < 0:
         return -1
     extra = stride - 1 if ceil_mode else 0
-    return (size + pad_sum - k_eff + extra) // stride + 1
+    return max((size + pad_sum - k_eff + extra) // stride + 1, 0)  # 0, never -1 (unknown): too small
 
 
 def _spatial(shape, channels_last):
@@ -93,7 +93,7 @@ def _check_common(ctx, slot):
 
 
 def _fail_output_size(ctx, slot, shape, out_hw, detail):
-    if any(d == 0 or d < -1 for d in out_hw):
+    if 0 in out_hw:
         ctx.fail(slot, f"an input large enough for {detail}",
                  f"shape {fmt_shape(shape)}, which gives output size {list(out_hw)}")
 

@@ -1,1 +1,137 @@
-"""(op family: filled in below)"""
+"""Neural-network building blocks: ``dropout`` and the embedding lookups ``lookup_table_v2`` /
+``lookup_table``.
+
+``dropout`` is a random op.  Its mask is ``uniform[0, 1) >= dropout_prob``; the generator is the
+one the plan hands the kernel (attribute ``seed``/``fix_seed``, then ``Program.random_seed``, then
+the global generator), except that a ``Seed`` input, when present, always wins: the kernel then
+draws from a fresh generator seeded with it, so a recomputed dropout replays the same mask.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.dtypes import int32, int64, uint8
+from ..core.errors import fmt_shape
+from ..core.random import fixed_generator
+from .elementwise import check_float
+from .registry import optional, register
+
+_IMPLEMENTATIONS = ("downgrade_in_infer", "upscale_in_train")
+
+
+# --- dropout -----------------------------------------------------------------------------------
+def _dropout_infer(ctx):
+    x_shape = ctx.shape("X")
+    dtype = check_float(ctx, "X")
+    p = ctx.attr("dropout_prob")
+    if not 0.0 <= p <= 1.0:
+        ctx.fail_attr("dropout_prob", "a probability in [0, 1]", p)
+    implementation = ctx.attr("dropout_implementation")
+    if implementation not in _IMPLEMENTATIONS:
+        ctx.fail_attr("dropout_implementation", " or ".join(repr(v) for v in _IMPLEMENTATIONS), implementation)
+    if ctx.has("Seed"):
+        ctx.check_dtype("Seed", (int32, int64))
+        seed_shape = ctx.shape("Seed")
+        if len(seed_shape) != 1 or seed_shape[0] not in (1, -1):
+            ctx.fail("Seed", "shape [1]", fmt_shape(seed_shape))
+    ctx.set("Out", x_shape, dtype)
+    ctx.set("Mask", x_shape, uint8)
+
+
+def _dropout_kernel(ins, attrs, rng):
+    x = ins["X"]
+    p = float(attrs["dropout_prob"])
+    upscale = attrs["dropout_implementation"] == "upscale_in_train"
+    if attrs["is_test"]:
+        out = x.copy() if upscale else x * np.asarray(1.0 - p, dtype=x.dtype)
+        return {"Out": out, "Mask": np.ones(x.shape, dtype=np.uint8)}
+    if ins.get("Seed") is not None:
+        rng = fixed_generator(int(np.asarray(ins["Seed"]).reshape(-1)[0]))
+    mask = (rng.random(x.shape) >= p).astype(np.uint8)
+    if upscale:
+        out = np.zeros_like(x) if p == 1.0 else x / np.asarray(1.0 - p, dtype=x.dtype) * mask
+    else:
+        out = x * mask
+    return {"Out": out.astype(x.dtype, copy=False), "Mask": mask}
+
+
+register(
+    "dropout",
+    inputs=["X", optional("Seed")],
+    outputs=["Out", "Mask"],
+    attrs={"dropout_prob": 0.5, "is_test": False, "fix_seed": False, "seed": 0,
+           "dropout_implementation": "downgrade_in_infer"},
+    infer=_dropout_infer,
+    kernel=_dropout_kernel,
+    random=True,
+    doc="Out = X * Mask (upscale_in_train: / (1 - p)); Mask drops each element with probability p. "
+        "In test mode Out = X * (1 - p) (downgrade_in_infer) or X (upscale_in_train)",
+)
+
+
+# --- lookup_table_v2 / lookup_table ------------------------------------------------------------
+def _padding_row(padding_idx: int, rows: int) -> int | None:
+    """The table row that reads as zeros: -1 means none, other negatives count from the end."""
+    if padding_idx == -1:
+        return None
+    return padding_idx + rows if padding_idx < 0 else padding_idx
+
+
+def _make_lookup_infer(ids_last_dim_one: bool):
+    def infer(ctx):
+        w_shape = ctx.check_rank("W", 2)
+        ids_shape = ctx.shape("Ids")
+        ctx.check_dtype("Ids", (int32, int64))
+        if ids_last_dim_one:
+            if not ids_shape or ids_shape[-1] not in (1, -1):
+                ctx.fail("Ids", "a shape ending in 1 ([..., 1])", fmt_shape(ids_shape))
+            ids_shape = ids_shape[:-1]
+        rows = w_shape[0]
+        padding_idx = ctx.attr("padding_idx")
+        if rows >= 0 and padding_idx != -1 and not -rows <= padding_idx < rows:
+            ctx.fail_attr("padding_idx", f"-1 or an index in [{-rows}, {rows}) of W {fmt_shape(w_shape)}",
+                          padding_idx)
+        ctx.set("Out", tuple(ids_shape) + (w_shape[1],), ctx.dtype("W"))
+    return infer
+
+
+def _make_lookup_kernel(op_type: str, ids_last_dim_one: bool):
+    def kernel(ins, attrs):
+        w, ids = ins["W"], ins["Ids"]
+        if ids_last_dim_one:
+            ids = ids.reshape(ids.shape[:-1])
+        rows = w.shape[0]
+        bad = (ids < 0) | (ids >= rows)
+        if bad.any():
+            first = int(ids[bad].flat[0])
+            raise IndexError(f"{op_type}: id {first} is out of range [0, {rows}) of W with shape "
+                             f"{fmt_shape(w.shape)} ({int(bad.sum())} bad id(s))")
+        out = w[ids]
+        pad = _padding_row(int(attrs["padding_idx"]), rows)
+        if pad is not None:
+            out[ids == pad] = 0
+        return {"Out": out}
+    return kernel
+
+
+_LOOKUP_ATTRS = {"padding_idx": -1, "is_sparse": False, "is_distributed": False, "remote_prefetch": False}
+
+register(
+    "lookup_table_v2",
+    inputs=["W", "Ids"],
+    outputs=["Out"],
+    attrs=dict(_LOOKUP_ATTRS),
+    infer=_make_lookup_infer(ids_last_dim_one=False),
+    kernel=_make_lookup_kernel("lookup_table_v2", ids_last_dim_one=False),
+    doc="Out[..., :] = W[Ids[...], :] (rows equal to padding_idx read as zeros); Out is Ids.shape + [D]",
+)
+
+register(
+    "lookup_table",
+    inputs=["W", "Ids"],
+    outputs=["Out"],
+    attrs=dict(_LOOKUP_ATTRS),
+    infer=_make_lookup_infer(ids_last_dim_one=True),
+    kernel=_make_lookup_kernel("lookup_table", ids_last_dim_one=True),
+    doc="lookup_table_v2 for Ids of shape [..., 1]: Out is [..., D]",
+)

@@ -292,7 +292,7 @@ def _slice_kernel(ins, attrs):
     index = [slice(None)] * x.ndim
     for a, s, e in zip(axes, attrs["starts"], attrs["ends"]):
         index[a] = slice(*slice_bounds(x.shape[a], int(s), int(e)))
-    out = x[tuple(index)]
+    out = x[tuple(index)] if index else x  # indexing a 0-D array with () would give a scalar
     return {"Out": np.squeeze(out, axis=tuple(decrease)) if decrease else out}
 
 

@@ -1,0 +1,220 @@
+"""dropout (deterministic modes, mask statistics, seeding) and the embedding lookups."""
+import math
+
+import numpy as np
+import pytest
+
+from headrace.core.context import program_guard
+from headrace.core.errors import AttrError, DTypeError, KernelError, ShapeError
+from headrace.core.program import Program
+from headrace.ops.apply import apply_op
+from headrace.ops.registry import lookup
+from headrace.runtime import Executor, Scope
+from tests.ops.harness import Case, build_and_run, check_build_error, check_forward, check_infer_batch, ids
+
+rng = np.random.default_rng(5)
+
+
+# --- dropout: deterministic cases --------------------------------------------------------------
+def dropout_reference(ins, attrs):
+    """Only the modes whose result does not depend on random draws (test mode, p = 0, p = 1)."""
+    x = ins["X"]
+    p = attrs.get("dropout_prob", 0.5)
+    upscale = attrs.get("dropout_implementation", "downgrade_in_infer") == "upscale_in_train"
+    if attrs.get("is_test", False):
+        return {"Out": x if upscale else (x * x.dtype.type(1 - p)).astype(x.dtype),
+                "Mask": np.ones(x.shape, np.uint8)}
+    keep = np.full(x.shape, 1 if p == 0 else 0, np.uint8)
+    return {"Out": x * keep if not upscale or p == 1 else x * keep / x.dtype.type(1 - p), "Mask": keep}
+
+
+def _dropout_case(id, shape, dtype="float64", **attrs):
+    x = rng.standard_normal(shape).astype(dtype)
+    return Case("dropout", {"X": x}, dropout_reference, attrs=attrs, id=f"dropout-{id}-{dtype}",
+                batch_slots=("X",), batch_outputs=("Out", "Mask"), seed=3)
+
+
+DROPOUT_CASES = [
+    _dropout_case("test-downgrade", (4, 5), is_test=True, dropout_prob=0.3),
+    _dropout_case("test-downgrade", (4, 5), dtype="float32", is_test=True, dropout_prob=0.3),
+    _dropout_case("test-upscale", (3, 2, 4), is_test=True, dropout_prob=0.7, dropout_implementation="upscale_in_train"),
+    _dropout_case("p0-downgrade", (4, 5), dropout_prob=0.0),
+    _dropout_case("p0-upscale", (4, 5), dtype="float32", dropout_prob=0.0, dropout_implementation="upscale_in_train"),
+    _dropout_case("p1-downgrade", (4, 5), dropout_prob=1.0),
+    _dropout_case("p1-upscale", (4, 5), dropout_prob=1.0, dropout_implementation="upscale_in_train"),
+]
+
+
+# --- lookup tables -----------------------------------------------------------------------------
+def lookup_reference(ins, attrs, v1=False):
+    w, ids = ins["W"], ins["Ids"]
+    if v1:
+        ids = ids[..., 0]
+    pad = attrs.get("padding_idx", -1)
+    if pad < -1:
+        pad += w.shape[0]
+    out = np.zeros(ids.shape + (w.shape[1],), w.dtype)
+    for index in np.ndindex(*ids.shape):
+        if ids[index] != pad:
+            out[index] = w[ids[index]]
+    return {"Out": out}
+
+
+def _lookup_case(id, rows, dim, ids_shape, ids_dtype="int64", dtype="float64", v1=False, **attrs):
+    w = rng.standard_normal((rows, dim)).astype(dtype)
+    ids = rng.integers(0, rows, ids_shape).astype(ids_dtype)
+    op = "lookup_table" if v1 else "lookup_table_v2"
+    return Case(op, {"W": w, "Ids": ids}, lambda ins, a: lookup_reference(ins, a, v1), attrs=attrs,
+                id=f"{op}-{id}-{ids_dtype}-{dtype}", batch_slots=("Ids",), batch_outputs=("Out",))
+
+
+LOOKUP_CASES = [
+    _lookup_case("1d", 10, 4, (7,)),
+    _lookup_case("2d", 10, 3, (4, 6), ids_dtype="int32", dtype="float32"),
+    _lookup_case("3d", 6, 2, (2, 3, 4)),
+    _lookup_case("padding", 5, 3, (6, 5), padding_idx=2),
+    _lookup_case("padding-zero", 4, 3, (8,), ids_dtype="int32", padding_idx=0),
+    _lookup_case("padding-negative", 5, 3, (4, 6), padding_idx=-2),
+    _lookup_case("padding-none", 3, 2, (9,), padding_idx=-1),
+    _lookup_case("v1-2d", 10, 4, (7, 1), v1=True),
+    _lookup_case("v1-3d", 8, 3, (2, 5, 1), v1=True, dtype="float32", padding_idx=1),
+    _lookup_case("v1-padding-negative", 6, 2, (12, 1), v1=True, padding_idx=-6),
+]
+CASES = DROPOUT_CASES + LOOKUP_CASES
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids(CASES))
+def test_forward(case):
+    check_forward(case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids(CASES))
+def test_infer_with_unknown_batch(case):
+    check_infer_batch(case)
+
+
+# --- dropout: random training mode -------------------------------------------------------------
+def _dropout_program(shape, attrs, seed_input=None, random_seed=0, dtype="float32"):
+    main = Program()
+    main.random_seed = random_seed
+    with program_guard(main, Program()):
+        block = main.global_block()
+        ins = {"X": block.create_var(name="x", shape=list(shape), dtype=dtype, is_data=True)}
+        if seed_input is not None:
+            ins["Seed"] = block.create_var(name="seed", shape=[1], dtype="int32", is_data=True)
+        outs = apply_op("dropout", ins, attrs)
+    return main, [outs["Out"][0], outs["Mask"][0]]
+
+
+def _run(program, fetch, x, seed_input=None, exe=None):
+    feed = {"x": x}
+    if seed_input is not None:
+        feed["seed"] = np.array([seed_input], np.int32)
+    return (exe or Executor()).run(program, feed=feed, fetch_list=fetch, scope=Scope())
+
+
+@pytest.mark.parametrize("implementation", ["downgrade_in_infer", "upscale_in_train"])
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.8])
+def test_dropout_mask_statistics_and_output(p, implementation):
+    shape = (200, 250)
+    n = shape[0] * shape[1]
+    x = rng.uniform(0.5, 1.5, shape).astype("float32")
+    program, fetch = _dropout_program(shape, {"dropout_prob": p, "dropout_implementation": implementation},
+                                      random_seed=17)
+    out, mask = _run(program, fetch, x)
+    assert mask.dtype == np.uint8 and set(np.unique(mask)) <= {0, 1}
+    kept = mask.mean()
+    assert abs(kept - (1 - p)) < 5 * math.sqrt(p * (1 - p) / n), kept  # five binomial standard deviations
+    scale = np.float32(1 - p) if implementation == "upscale_in_train" else np.float32(1)
+    np.testing.assert_allclose(out, np.where(mask == 1, x / scale, 0), rtol=1e-6)
+
+
+def _masks(program, fetch, x, runs, exe, seed_input=None):
+    return [_run(program, fetch, x, seed_input, exe)[1] for _ in range(runs)]
+
+
+def test_dropout_fixed_seed_attr_repeats_its_mask():
+    x = np.ones((40, 50), "float32")
+    exe = Executor()
+    program, fetch = _dropout_program(x.shape, {"fix_seed": True, "seed": 123})
+    a, b = _masks(program, fetch, x, 2, exe)
+    np.testing.assert_array_equal(a, b)
+    other, fetch2 = _dropout_program(x.shape, {"fix_seed": True, "seed": 124})
+    assert not np.array_equal(a, _masks(other, fetch2, x, 1, exe)[0])
+
+
+def test_dropout_seed_input_repeats_its_mask_and_wins_over_the_program_generator():
+    x = np.ones((40, 50), "float32")
+    exe = Executor()
+    program, fetch = _dropout_program(x.shape, {}, seed_input=True, random_seed=99)
+    a, b = _masks(program, fetch, x, 2, exe, seed_input=7)
+    np.testing.assert_array_equal(a, b)
+    c = _masks(program, fetch, x, 1, exe, seed_input=8)[0]
+    assert not np.array_equal(a, c)
+
+
+def test_dropout_without_seed_draws_fresh_masks():
+    x = np.ones((40, 50), "float32")
+    exe = Executor()
+    program, fetch = _dropout_program(x.shape, {})
+    a, b = _masks(program, fetch, x, 2, exe)
+    assert not np.array_equal(a, b)
+    program, fetch = _dropout_program(x.shape, {}, random_seed=5)
+    a, b = _masks(program, fetch, x, 2, exe)
+    assert not np.array_equal(a, b)
+
+
+def test_dropout_program_random_seed_reproduces_across_fresh_programs():
+    x = np.ones((40, 50), "float32")
+    runs = []
+    for _ in range(2):
+        program, fetch = _dropout_program(x.shape, {}, random_seed=2024)
+        runs.append(_masks(program, fetch, x, 3, Executor()))
+    for first, second in zip(*runs):
+        np.testing.assert_array_equal(first, second)
+    program, fetch = _dropout_program(x.shape, {}, random_seed=2025)
+    assert not np.array_equal(runs[0][0], _masks(program, fetch, x, 1, Executor())[0])
+
+
+def test_dropout_is_a_random_op():
+    assert lookup("dropout").random
+
+
+# --- lookup: run-time id errors ----------------------------------------------------------------
+@pytest.mark.parametrize("op, bad", [("lookup_table_v2", 10), ("lookup_table_v2", -1), ("lookup_table", 12)])
+def test_lookup_out_of_range_id_raises_index_error(op, bad):
+    ids = np.array([1, 2, bad, 3], "int64")
+    if op == "lookup_table":
+        ids = ids[:, None]
+    case = Case(op, {"W": np.ones((10, 3)), "Ids": ids}, lambda ins, attrs: {})
+    with pytest.raises(KernelError) as info:
+        build_and_run(case)
+    assert isinstance(info.value.__cause__, IndexError)
+    assert f"id {bad}" in str(info.value) and "[0, 10)" in str(info.value)
+
+
+# --- build errors ------------------------------------------------------------------------------
+def _f(*shape, dtype="float32"):
+    return np.zeros(shape, dtype)
+
+
+NN_ERRORS = [
+    ("dropout", {"X": _f(3, 4)}, {"dropout_prob": 1.5}, AttrError, "dropout_prob"),
+    ("dropout", {"X": _f(3, 4)}, {"dropout_prob": -0.1}, AttrError, "dropout_prob"),
+    ("dropout", {"X": _f(3, 4)}, {"dropout_implementation": "upscale"}, AttrError, "dropout_implementation"),
+    ("dropout", {"X": _f(3, 4, dtype="int64")}, {}, DTypeError, "floating"),
+    ("dropout", {"X": _f(3, 4), "Seed": _f(1)}, {}, DTypeError, "input `Seed`"),
+    ("dropout", {"X": _f(3, 4), "Seed": _f(2, dtype="int32")}, {}, ShapeError, "shape [1]"),
+    ("lookup_table_v2", {"W": _f(10), "Ids": _f(3, dtype="int64")}, {}, ShapeError, "rank 2"),
+    ("lookup_table_v2", {"W": _f(10, 4), "Ids": _f(3)}, {}, DTypeError, "input `Ids`"),
+    ("lookup_table_v2", {"W": _f(10, 4), "Ids": _f(3, dtype="int64")}, {"padding_idx": 10}, AttrError, "padding_idx"),
+    ("lookup_table_v2", {"W": _f(10, 4), "Ids": _f(3, dtype="int64")}, {"padding_idx": -11}, AttrError,
+     "padding_idx"),
+    ("lookup_table", {"W": _f(10, 4), "Ids": _f(3, 2, dtype="int64")}, {}, ShapeError, "[..., 1]"),
+]
+
+
+@pytest.mark.parametrize("op, inputs, attrs, error, match", NN_ERRORS,
+                         ids=[f"{e[0]}-{i}" for i, e in enumerate(NN_ERRORS)])
+def test_build_errors(op, inputs, attrs, error, match):
+    check_build_error(op, inputs, attrs, error, match=match)

@@ -1,0 +1,146 @@
+"""Reduction ops: the reference moves the reduced axes last and folds each row with Python."""
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from headrace.core.errors import AttrError, DTypeError
+from tests.ops.harness import Case, check_build_error, check_forward, check_infer_batch, ids
+
+rng = np.random.default_rng(2)
+
+
+def _axes(rank, attrs):
+    """The reduced axes, by the op's documented rule (written out here, not via infer_helpers)."""
+    dims = attrs.get("dim", [0])
+    dims = [dims] if isinstance(dims, int) else dims
+    if attrs.get("reduce_all", False) or not dims or rank == 0:
+        return list(range(rank))
+    return sorted(d + rank if d < 0 else d for d in dims)
+
+
+def _fold(fn, out_dtype=None):
+    """A reference: ``fn(list of Python numbers) -> number`` over the reduced axes of X."""
+    def reference(ins, attrs):
+        x = ins["X"]
+        axes = _axes(x.ndim, attrs)
+        kept = [i for i in range(x.ndim) if i not in axes]
+        moved = np.transpose(x, kept + axes)
+        kept_shape = [x.shape[i] for i in kept]
+        rows = moved.reshape(int(np.prod(kept_shape, dtype=np.int64)), -1)
+        values = [fn([v.item() for v in row]) for row in rows]
+        out = np.array(values, dtype=out_dtype or x.dtype).reshape(kept_shape)
+        if attrs.get("keep_dim", False):
+            out = out.reshape([1 if i in axes else d for i, d in enumerate(x.shape)])
+        return {"Out": out}
+    return reference
+
+
+def _sum(values):
+    return math.fsum(values) if values and isinstance(values[0], float) else sum(values)
+
+
+REFS = {
+    "reduce_sum": _sum,
+    "reduce_mean": lambda values: math.fsum(values) / len(values),
+    "reduce_max": max,
+    "reduce_min": min,
+}
+ATTRS = [
+    {},                                           # dim=[0] by default
+    {"dim": [1]},
+    {"dim": [-1]},
+    {"dim": [0, 2]},
+    {"dim": [-1, -3]},
+    {"dim": [2, 0], "keep_dim": True},
+    {"dim": [1], "keep_dim": True},
+    {"dim": []},                                  # empty dim: every axis
+    {"dim": [1], "reduce_all": True},             # reduce_all wins over dim
+    {"dim": [0], "reduce_all": True, "keep_dim": True},
+    {"dim": 1},                                   # a bare int is one axis
+]
+
+
+def _data(shape, dtype):
+    if np.dtype(dtype).kind == "i":
+        return rng.integers(-20, 20, shape).astype(dtype)
+    return rng.uniform(-2.0, 2.0, shape).astype(dtype)
+
+
+def _case(op, attrs, shape=(2, 3, 4), dtype="float64"):
+    # float32: the kernel accumulates in float64 and rounds once, as the fsum reference does
+    return Case(op, {"X": _data(shape, dtype)}, attrs=attrs, reference=_fold(REFS[op]),
+                rtol=1e-6 if dtype == "float32" else 1e-13, id=f"{op}-{shape}-{dtype}-{attrs}")
+
+
+CASES = [_case(op, attrs) for op in REFS for attrs in ATTRS]
+CASES += [_case(op, {"dim": [0, 1]}, (3, 5, 2), "float32") for op in REFS]
+CASES += [_case(op, {"dim": [-2]}, (4, 3), dtype) for op in ("reduce_sum", "reduce_max", "reduce_min")
+          for dtype in ("int32", "int64")]
+CASES += [
+    _case("reduce_sum", {"dim": [0]}, (7,)),                     # rank 1 -> 0-D
+    _case("reduce_mean", {"dim": [0], "keep_dim": True}, (7,)),
+    _case("reduce_max", {"reduce_all": True}, ()),               # 0-D input
+    _case("reduce_sum", {"dim": [1, 3]}, (2, 3, 2, 4), "float32"),
+    _case("reduce_sum", {"dim": [0]}, (1000, 3), "float32"),     # a long float32 sum stays accurate
+]
+MEAN_CASES = [
+    Case("mean", {"X": _data(shape, dtype)}, id=f"mean-{shape}-{dtype}",
+         reference=lambda ins, attrs: {"Out": np.array(math.fsum(ins["X"].astype(float).ravel().tolist())
+                                                       / ins["X"].size, dtype=ins["X"].dtype)},
+         rtol=1e-6 if dtype == "float32" else 1e-13)
+    for shape, dtype in [((3, 4), "float64"), ((2, 3, 4), "float32"), ((5,), "float64"), ((), "float64")]
+]
+ALL = CASES + MEAN_CASES
+
+
+@pytest.mark.parametrize("case", ALL, ids=ids(ALL))
+def test_forward(case):
+    check_forward(case)
+
+
+def _keeps_batch(case):
+    x = case.inputs["X"]
+    if case.op == "mean":
+        return False
+    return 0 not in _axes(np.ndim(x), case.attrs)
+
+
+@pytest.mark.parametrize("case", [c for c in ALL if np.ndim(c.inputs["X"]) >= 1], ids=str)
+def test_infer_with_unknown_batch(case):
+    """When dim 0 is not reduced the output keeps the unknown batch dim (-1)."""
+    outputs = ("Out",) if _keeps_batch(case) else ()
+    check_infer_batch(dataclasses.replace(case, batch_outputs=outputs))
+
+
+def test_inferred_shapes():
+    """Spot checks of the shape rule itself, independent of any kernel run."""
+    from headrace.core.program import Program
+    from headrace.core.context import program_guard
+    from headrace.ops.apply import apply_op_single
+
+    expected = [({"dim": [1]}, (-1, 4)), ({"dim": [1], "keep_dim": True}, (-1, 1, 4)),
+                ({"dim": [0, 1, 2]}, ()), ({"reduce_all": True, "keep_dim": True}, (1, 1, 1)),
+                ({"dim": []}, ()), ({"dim": [-1]}, (-1, 3))]
+    main = Program()
+    with program_guard(main, Program()):
+        x = main.global_block().create_var(name="x", shape=[-1, 3, 4], dtype="float32", is_data=True)
+        for attrs, shape in expected:
+            out = apply_op_single("reduce_sum", {"X": x}, attrs)
+            assert tuple(out.shape) == shape, (attrs, out.shape)
+            assert out.dtype == "float32"
+
+
+@pytest.mark.parametrize("op", list(REFS))
+@pytest.mark.parametrize("dim", [[3], [-4], [0, -3], [1, 1]])
+def test_bad_dim_is_a_build_error(op, dim):
+    message = check_build_error(op, {"X": np.ones((2, 3, 4))}, {"dim": dim}, AttrError)
+    assert "attribute `dim`" in message and "[2, 3, 4]" in message and str(dim) in message
+
+
+@pytest.mark.parametrize("op, dtype", [("reduce_mean", "int64"), ("mean", "int32"), ("reduce_sum", "bool"),
+                                       ("reduce_max", "bool"), ("mean", "float16")])
+def test_unsupported_dtype_is_a_build_error(op, dtype):
+    message = check_build_error(op, {"X": np.ones((2, 3), dtype)}, {}, DTypeError)
+    assert "input `X`" in message and dtype in message
