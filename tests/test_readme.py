@@ -1,0 +1,18 @@
+"""The README's Python example runs as written."""
+import pathlib
+import re
+
+import headrace.core.context as context
+from headrace.core.program import Program
+
+README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_python_blocks_run(capsys):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert blocks, "README has no python example"
+    for code in blocks:
+        context.switch_main_program(Program())
+        context.switch_startup_program(Program())
+        exec(compile(code, str(README), "exec"), {})
+    assert "(4, 2)" in capsys.readouterr().out
