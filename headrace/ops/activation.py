@@ -13,7 +13,7 @@ import numpy as np
 from ..core.dtypes import float32, float64, int32, int64
 from .infer_helpers import normalize_axes
 from .registry import register
-from .special import erf, erfc
+from .special import erfc
 
 FLOATS = (float32, float64)
 NUMBERS = (float32, float64, int32, int64)
@@ -74,7 +74,7 @@ def _gelu(x, attrs):
     approximate=True: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))."""
     x64 = x.astype(np.float64)
     if attrs["approximate"]:
-        inner = _SQRT_2_OVER_PI * x64 * (1.0 + 0.0447 * x64 * x64)
+        inner = _SQRT_2_OVER_PI * x64 * (1.0 + 0.044715 * x64 * x64)
         out = 0.5 * x64 * (1.0 + np.tanh(inner))
     else:
         out = 0.5 * x64 * erfc(-x64 / _SQRT_2)

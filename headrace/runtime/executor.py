@@ -158,6 +158,9 @@ class Executor:
                                          f"expected {len(names)}")
                     for name, value in zip(names, values):
                         if type(value) is not ndarray:
+                            if plan.check_kernels:
+                                raise KernelError(f"kernel output `{slot}` ({name}) is a "
+                                                  f"{type(value).__name__}, expected numpy.ndarray")
                             value = asarray(value)
                         if name in persist:
                             scope._set_array(name, value)
@@ -235,7 +238,7 @@ def _check_outputs(step, env) -> None:
 
 
 def _kernel_error(step, exc) -> Exception:
-    if isinstance(exc, KernelError):
+    if isinstance(exc, KernelError) and "(built at " in str(exc):
         return exc
     op = step.op
     block = op.block

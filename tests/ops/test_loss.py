@@ -121,6 +121,7 @@ def _swce_case(shape, axis=-1, dtype="float64", soft=False, attrs=None, logits=N
 _swce_ignored = rng.integers(0, 5, (6, 1)).astype("int64")
 _swce_ignored[[0, 3]] = 7
 _big_logits = rng.uniform(-3, 3, (4, 6)) + np.array([[1000.0], [-1000.0], [800.0], [0.0]])
+_tiny_softmax = np.array([[0.0, -800.0, 5.0], [-1000.0, 0.0, 1.0]])
 SWCE_CASES = [
     _swce_case((4, 5)),
     _swce_case((4, 5), dtype="float32"),
@@ -131,6 +132,10 @@ SWCE_CASES = [
     _swce_case((2, 5, 3), axis=1, soft=True),
     _swce_case((6, 5), attrs={"ignore_index": 7}, label=_swce_ignored, id="swce-ignore-7"),
     _swce_case((4, 6), logits=_big_logits, id="swce-huge-logits-stable"),
+    # the labelled class's softmax underflows to 0: only log-sum-exp gives the finite loss (~800)
+    _swce_case((2, 3), logits=_tiny_softmax, label=np.array([[1], [0]], "int64"), id="swce-underflow-hard"),
+    _swce_case((2, 3), logits=_tiny_softmax, label=np.array([[0.2, 0.8, 0.0], [0.5, 0.0, 0.5]]), soft=True,
+               id="swce-underflow-soft"),
     _swce_case((4, 5), logits=_probs((4, 5)), attrs={"use_softmax": False}, id="swce-no-softmax"),
     _swce_case((4, 5), logits=_probs((4, 5)), soft=True, attrs={"use_softmax": False}, id="swce-no-softmax-soft"),
     _swce_case((3, 4), attrs={"numeric_stable_mode": False}, id="swce-numeric-stable-off"),

@@ -83,7 +83,8 @@ CASES += [
     _case("reduce_mean", {"dim": [0], "keep_dim": True}, (7,)),
     _case("reduce_max", {"reduce_all": True}, ()),               # 0-D input
     _case("reduce_sum", {"dim": [1, 3]}, (2, 3, 2, 4), "float32"),
-    _case("reduce_sum", {"dim": [0]}, (1000, 3), "float32"),     # a long float32 sum stays accurate
+    _case("reduce_sum", {"dim": [0]}, (1000, 3), "float32"),     # long float32 sums stay accurate
+    _case("reduce_mean", {"dim": [0, 1]}, (3000, 2, 3), "float32"),
 ]
 MEAN_CASES = [
     Case("mean", {"X": _data(shape, dtype)}, id=f"mean-{shape}-{dtype}",
