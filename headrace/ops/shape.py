@@ -32,12 +32,12 @@ def _raise_in(ctx, bad: _Bad, slot="X"):
     ctx.fail_attr(bad.attr, bad.expected, bad.got)
 
 
-def _axis_index(axis, rank, attr, shape, extra=0):
-    """One axis made non-negative; valid range [-(rank + extra), rank + extra)."""
-    bound = rank + extra
-    if not -bound <= axis < bound:
-        raise _Bad(attr, f"axes in [{-bound}, {bound}) for an input of shape {fmt_shape(shape)}", axis)
-    return axis % bound
+def _axis_index(axis, rank, attr, shape):
+    """One axis made non-negative; valid range [-rank, rank)."""
+    axis = int(axis)
+    if not -rank <= axis < rank:
+        raise _Bad(attr, f"axes in [{-rank}, {rank}) for an input of shape {fmt_shape(shape)}", axis)
+    return axis % rank
 
 
 def _xshape(shape):
@@ -346,8 +346,12 @@ register(
 def unsqueeze_shape(shape, axes):
     """Size-1 dims inserted at ``axes`` in order; a negative axis counts against rank + 1."""
     out = list(shape)
-    for a in axes:
-        out.insert(_axis_index(int(a), len(out), "axes", out, extra=1), 1)
+    for step, axis in enumerate(axes):
+        bound = len(out) + 1
+        if not -bound <= int(axis) < bound:
+            raise _Bad("axes", f"each axis in [{-bound}, {bound - 1}] when inserted into {fmt_shape(out)} "
+                               f"(step {step} on X of shape {fmt_shape(shape)})", list(axes))
+        out.insert(int(axis) % bound, 1)
     return tuple(out)
 
 

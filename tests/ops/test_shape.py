@@ -265,7 +265,7 @@ def test_reshape_returns_a_view_and_0d_flatten():
     ("concat", {"X": [(-1, 3), (-1, 3)]}, {"axis": 1}, None, [(-1, 6)]),
     ("concat", {"X": [(-1, 3), (2, 3)]}, {"axis": 0}, None, [(-1, 3)]),
     ("concat", {"X": [(-1, 3), (2, 3)]}, {"axis": 1}, None, [(2, 6)]),
-    ("split", {"X": (-1, 6)}, {"num": 2}, {"Out": 2}, [(-1, 3), (-1, 3)]),
+    ("split", {"X": (-1, 6)}, {"num": 2, "axis": 1}, {"Out": 2}, [(-1, 3), (-1, 3)]),
     ("split", {"X": (-1, 6)}, {"num": 2, "axis": 0}, {"Out": 2}, [(-1, 6), (-1, 6)]),
     ("split", {"X": (-1, 6)}, {"sections": [1, -1]}, {"Out": 2}, [(1, 6), (-1, 6)]),
     ("slice", {"Input": (-1, 6)}, {"axes": [1], "starts": [1], "ends": [-1]}, None, [(-1, 4)]),
@@ -283,3 +283,100 @@ def test_infer_propagates_unknown_dims(op, shapes, attrs, outputs, want):
     assert got["Out"] == want
     if "XShape" in got:
         assert got["XShape"] == [(0,) + shapes["X"]]
+
+
+# --- build errors --------------------------------------------------------------------------------
+X243 = {"X": np.ones((2, 4, 3))}
+
+
+@pytest.mark.parametrize("op,inputs,attrs,error,mentions", [
+    ("reshape2", X243, {"shape": [-1, -1]}, AttrError, ["`shape`", "[-1, -1]"]),
+    ("reshape2", X243, {"shape": [5, 5]}, ShapeError, ["[2, 4, 3]", "[5, 5]"]),
+    ("reshape2", X243, {"shape": [5, -1]}, ShapeError, ["[2, 4, 3]", "[5, -1]"]),
+    ("reshape2", X243, {"shape": [0, 5]}, ShapeError, ["[2, 4, 3]", "[0, 5]"]),
+    ("reshape2", X243, {"shape": [2, 3, 2, 0]}, AttrError, ["`shape`", "[2, 4, 3]", "[2, 3, 2, 0]"]),
+    ("reshape2", X243, {"shape": [-2, 12]}, AttrError, ["`shape`", "[-2, 12]"]),
+    ("transpose2", X243, {"axis": [0, 0, 1]}, AttrError, ["`axis`", "[2, 4, 3]", "[0, 0, 1]"]),
+    ("transpose2", X243, {"axis": [1, 0]}, AttrError, ["`axis`", "[1, 0]"]),
+    ("transpose2", X243, {"axis": [0, 1, 3]}, AttrError, ["`axis`", "[0, 1, 3]"]),
+    ("concat", {"X": [np.ones((2, 3)), np.ones((2, 4))]}, {"axis": 0}, ShapeError, ["[2, 3]", "[2, 4]"]),
+    ("concat", {"X": [np.ones((2, 3)), np.ones((2, 3, 1))]}, {"axis": 1}, ShapeError, ["[2, 3, 1]", "rank 2"]),
+    ("concat", {"X": [np.ones((2, 3)), np.ones((2, 3), "float32")]}, {}, DTypeError, ["float64", "float32"]),
+    ("concat", {"X": [np.ones((2, 3)), np.ones((2, 3))]}, {"axis": 2}, AttrError, ["`axis`", "[2, 3]"]),
+    ("concat", {"X": [np.ones(()), np.ones(())]}, {}, ShapeError, ["rank >= 1"]),
+    ("split", {"X": np.ones((5, 4))}, {"num": 2}, AttrError, ["`num`", "5"]),
+    ("split", {"X": np.ones((5, 4))}, {"sections": [2, 2]}, AttrError, ["`sections`", "[2, 2]", "5"]),
+    ("split", {"X": np.ones((5, 4))}, {"sections": [4, -1, 3]}, AttrError, ["`sections`", "[4, -1, 3]"]),
+    ("split", {"X": np.ones((5, 4))}, {"sections": [-1, -1]}, AttrError, ["`sections`", "[-1, -1]"]),
+    ("split", {"X": np.ones((5, 4))}, {"axis": 2, "num": 1}, AttrError, ["`axis`", "[5, 4]"]),
+    ("split", {"X": np.ones((5, 4))}, {}, AttrError, ["`num`"]),
+    ("split", {"X": np.ones((4, 4))}, {"num": 2, "axis": 1}, ShapeError, ["2 variable(s)"]),
+    ("slice", {"Input": np.ones((3, 4))}, {"axes": [2], "starts": [0], "ends": [1]}, AttrError, ["`axes`", "[3, 4]"]),
+    ("slice", {"Input": np.ones((3, 4))}, {"axes": [0, 1], "starts": [0], "ends": [1, 2]}, AttrError, ["`starts`"]),
+    ("slice", {"Input": np.ones((3, 4))}, {"axes": [1], "starts": [0], "ends": [2], "decrease_axis": [1]},
+     AttrError, ["`decrease_axis`", "[3, 4]", "[3, 2]"]),
+    ("squeeze2", {"X": np.ones((3, 1))}, {"axes": [2]}, AttrError, ["`axes`", "[3, 1]"]),
+    ("squeeze2", {"X": np.ones((3, 1))}, {"axes": [-3]}, AttrError, ["`axes`", "-3"]),
+    ("unsqueeze2", {"X": np.ones((3, 4))}, {"axes": [3]}, AttrError, ["`axes`", "[3, 4]"]),
+    ("unsqueeze2", {"X": np.ones((3, 4))}, {"axes": [0, -5]}, AttrError, ["`axes`", "[1, 3, 4]", "[3, 4]", "-5"]),
+    ("flatten_contiguous_range", X243, {"start_axis": 2, "stop_axis": 1}, AttrError, ["`stop_axis`", "[2, 4, 3]"]),
+    ("flatten_contiguous_range", X243, {"start_axis": 3}, AttrError, ["`start_axis`", "[2, 4, 3]"]),
+])
+def test_build_errors(op, inputs, attrs, error, mentions):
+    outputs = {"Out": ["piece_0", "piece_1", "piece_2"]} if op == "split" else None
+    message = check_build_error(op, inputs, attrs, error, outputs=outputs)
+    assert all(m in message for m in mentions), message
+
+
+@pytest.mark.parametrize("op,shapes,attrs,error,mentions", [
+    ("reshape2", {"X": (-1, 4, 3)}, {"shape": [5, 7]}, ShapeError, ["[-1, 4, 3]", "[5, 7]"]),
+    ("reshape2", {"X": (-1, 4, 3)}, {"shape": [0, 5]}, ShapeError, ["[-1, 4, 3]", "[0, 5]"]),
+    ("reshape2", {"X": (-1, 4, 3)}, {"shape": [0, 5, -1]}, ShapeError, ["[-1, 4, 3]"]),
+    ("concat", {"X": [(-1, 3), (-1, 4)]}, {"axis": 0}, ShapeError, ["[-1, 3]", "[-1, 4]"]),
+    ("split", {"X": (-1, 5)}, {"num": 2, "axis": 1}, AttrError, ["`num`", "5"]),
+    ("slice", {"Input": (-1, 4)}, {"axes": [1], "starts": [0], "ends": [2], "decrease_axis": [1]},
+     AttrError, ["`decrease_axis`"]),
+])
+def test_certain_mismatch_with_unknown_batch_is_a_build_error(op, shapes, attrs, error, mentions):
+    outputs = {"Out": 2} if op == "split" else None
+    with pytest.raises(error) as info:
+        _infer(op, shapes, attrs, outputs=outputs)
+    assert all(m in str(info.value) for m in mentions), str(info.value)
+
+
+# --- properties: build-time rules agree with run-time shapes -------------------------------------
+def _compatible(inferred, actual):
+    return len(inferred) == len(actual) and all(d in (-1, a) for d, a in zip(inferred, actual))
+
+
+@st.composite
+def _reshapes(draw):
+    """(x shape, a valid `shape` attr using 0 and -1, the concrete target it means)."""
+    x_shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=4)))
+    remaining, target = _count(x_shape), []
+    while remaining > 1 or not target:
+        divisors = [d for d in range(1, remaining + 1) if remaining % d == 0]
+        d = draw(st.sampled_from(divisors))
+        target.append(d)
+        remaining //= d
+    attr = [0 if i < len(x_shape) and d == x_shape[i] and draw(st.booleans()) else d for i, d in enumerate(target)]
+    if draw(st.booleans()):
+        attr[draw(st.integers(0, len(attr) - 1))] = -1
+    return x_shape, attr, tuple(target)
+
+
+@given(_reshapes())
+def test_reshape_rule_is_consistent_with_unknown_dims(example):
+    x_shape, attr, target = example
+    assert reshape_shape(x_shape, attr) == target
+    for i in range(len(x_shape)):
+        unknown = x_shape[:i] + (-1,) + x_shape[i + 1:]
+        assert _compatible(reshape_shape(unknown, attr), target), (unknown, attr, target)
+
+
+@given(st.integers(0, 6), st.integers(-9, 9), st.integers(-9, 9))
+def test_slice_rule_matches_python_and_unknown_dims(dim, start, end):
+    lo, hi = slice_bounds(dim, start, end)
+    assert list(range(dim))[start:end] == list(range(lo, hi))
+    got = _infer("slice", {"Input": (-1, 2)}, {"axes": [0], "starts": [start], "ends": [end]})["Out"][0]
+    assert got[1] == 2 and got[0] in (-1, hi - lo)
