@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.dtypes import FLOATING, convert_dtype
-from ..core.errors import fmt_shape
+from ..core.errors import DTypeError, fmt_shape
 from .registry import many, register
 
 
@@ -20,11 +20,22 @@ def _fill_constant_infer(ctx):
     ctx.set("Out", _static_shape(ctx), ctx.attr("dtype"))
 
 
+def _parse_str_value(text: str, dtype: np.dtype):
+    """``str_value`` carries the exact value (e.g. an int64 beyond float precision)."""
+    if dtype.kind in "iu":
+        try:
+            return int(text)
+        except ValueError:
+            return int(float(text))
+    return float(text)
+
+
 def _fill_constant_kernel(ins, attrs):
+    dtype = convert_dtype(attrs["dtype"]).numpy
     value = attrs["value"]
     if attrs["str_value"]:
-        value = float(attrs["str_value"])
-    return {"Out": np.full(attrs["shape"], value, dtype=convert_dtype(attrs["dtype"]).numpy)}
+        value = _parse_str_value(attrs["str_value"], dtype)
+    return {"Out": np.full(attrs["shape"], value, dtype=dtype)}
 
 
 register(
@@ -119,6 +130,8 @@ register(
 def _scale_kernel(ins, attrs):
     x = ins["X"]
     scale, bias = attrs["scale"], attrs["bias"]
+    if x.dtype.kind in "iu":  # the reference converts scale and bias to X's dtype first
+        scale, bias = x.dtype.type(scale), x.dtype.type(bias)
     if attrs["bias_after_scale"]:
         out = x * scale + bias if bias else x * scale
     else:
@@ -144,7 +157,7 @@ def _sum_infer(ctx):
     out = list(shapes[0])
     for i, (shape, dtype) in enumerate(zip(shapes, dtypes)):
         if dtype != dtypes[0]:
-            ctx.fail("X", f"every input of dtype {dtypes[0]}", f"{dtype} at position {i}")
+            ctx.fail("X", f"every input of dtype {dtypes[0]}", f"{dtype} at position {i}", error=DTypeError)
         if len(shape) != len(out) or any(a != b and a != -1 and b != -1 for a, b in zip(out, shape)):
             ctx.fail("X", f"every input of shape {fmt_shape(shapes[0])}", f"{fmt_shape(shape)} at position {i}")
         out = [b if a == -1 else a for a, b in zip(out, shape)]
@@ -177,10 +190,18 @@ def _random_infer(ctx):
     ctx.set("Out", _static_shape(ctx), dtype)
 
 
+def _uniform_infer(ctx):
+    if not ctx.attr("min") < ctx.attr("max"):
+        ctx.fail_attr("max", f"a value greater than min={ctx.attr('min')}", ctx.attr("max"))
+    _random_infer(ctx)
+
+
 def _uniform_kernel(ins, attrs, rng):
     dtype = convert_dtype(attrs["dtype"]).numpy
+    high = dtype.type(attrs["max"])
     out = rng.uniform(attrs["min"], attrs["max"], size=attrs["shape"]).astype(dtype)
-    return {"Out": out}
+    # rounding to a narrower dtype may reach `max`; keep the interval half-open
+    return {"Out": np.minimum(out, np.nextafter(high, dtype.type(-np.inf)))}
 
 
 def _gaussian_kernel(ins, attrs, rng):
@@ -204,7 +225,7 @@ def _truncated_gaussian_kernel(ins, attrs, rng):
 _RANDOM_ATTRS = {"shape": [], "dtype": "float32", "seed": 0}
 register("uniform_random", inputs=[], outputs=["Out"],
          attrs={**_RANDOM_ATTRS, "min": -1.0, "max": 1.0},
-         infer=_random_infer, kernel=_uniform_kernel, random=True,
+         infer=_uniform_infer, kernel=_uniform_kernel, random=True,
          doc="Out ~ Uniform[min, max)")
 register("gaussian_random", inputs=[], outputs=["Out"],
          attrs={**_RANDOM_ATTRS, "mean": 0.0, "std": 1.0},
