@@ -17,3 +17,12 @@ from .runtime import CPUPlace, CUDAPinnedPlace, CUDAPlace, is_compiled_with_cuda
 from . import device, fluid, nn, static  # noqa: E402
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "ParamAttr", "abs", "add", "add_n", "assign", "bool",
+    "cast", "concat", "device", "disable_static", "divide", "enable_static", "exp", "flatten", "float16",
+    "float32", "float64", "fluid", "full", "in_dynamic_mode", "int16", "int32", "int64", "int8",
+    "is_compiled_with_cuda", "log", "matmul", "max", "maximum", "mean", "min", "minimum", "multiply", "nn",
+    "ones", "pow", "reshape", "scale", "seed", "split", "sqrt", "square", "squeeze", "static", "subtract",
+    "sum", "tanh", "transpose", "uint8", "unsqueeze", "zeros",
+]

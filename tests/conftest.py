@@ -9,7 +9,6 @@ from hypothesis import settings  # noqa: E402
 settings.register_profile("ci", derandomize=True, deadline=None, database=None, max_examples=40)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-import headrace  # noqa: E402
 from headrace.core import context, names  # noqa: E402
 from headrace.core.program import Program  # noqa: E402
 

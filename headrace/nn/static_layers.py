@@ -205,7 +205,7 @@ def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, para
         raise ShapeError(f"batch_norm(): the channel dim of {input.name!r} must be known")
     helper = name or names.generate("batch_norm")
     key = f"{helper}.tmp"
-    dtype = input.dtype
+    dtype = "float32" if input.dtype == "float16" else input.dtype  # statistics of fp16 input are fp32
     scale = create_parameter([channels], dtype, param_attr, default_initializer=Constant(1.0), name_prefix=helper)
     bias = create_parameter([channels], dtype, bias_attr, is_bias=True, name_prefix=helper)
     mean = create_parameter([channels], dtype, ParamAttr(name=moving_mean_name, initializer=Constant(0.0),

@@ -8,6 +8,7 @@ A ``Case`` names an op, gives concrete inputs and attrs, and an *independent* Nu
 - ``check_infer_batch``: declare dim 0 of the ``batch_slots`` inputs as -1, check the inferred
   shapes are compatible with the real outputs (and that ``batch_outputs`` keep -1 in dim 0), then run
   that program too;
+- ``infer_shapes``: the inferred output shapes for inputs with -1 anywhere, without running;
 - ``check_build_error``: building the op raises the given error type, and the message names the op
   type and the file:line that built it.
 """
@@ -144,6 +145,27 @@ def check_build_error(op, inputs, attrs, error, match=None, outputs=None):
     if match:
         assert match in message, message
     return message
+
+
+def infer_shapes(op, shapes, attrs, dtype="float32", outputs=None) -> dict:
+    """Build ``op`` on inputs of the given shapes (-1 allowed anywhere; a list of shapes for a
+    ``many`` slot) without running it; returns ``{slot: [inferred shape, ...]}``."""
+    from headrace.ops.apply import apply_op
+
+    main = Program()
+    with program_guard(main, Program()):
+        block = main.global_block()
+        ins = {}
+        for slot, shape in shapes.items():
+            group = shape if isinstance(shape, list) else [shape]
+            made = [block.create_var(name=f"{slot.lower()}{i}", shape=list(g), dtype=dtype, is_data=True)
+                    for i, g in enumerate(group)]
+            ins[slot] = made if isinstance(shape, list) else made[0]
+        outs = None
+        if outputs:
+            outs = {slot: [block.create_var(name=f"o{i}") for i in range(n)] for slot, n in outputs.items()}
+        result = apply_op(op, ins, attrs, outs)
+    return {slot: [tuple(v.shape) for v in vs] for slot, vs in result.items()}
 
 
 def ids(cases):

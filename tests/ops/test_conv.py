@@ -4,11 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from headrace.core.context import program_guard
 from headrace.core.errors import AttrError, DTypeError, ShapeError
-from headrace.core.program import Program
-from headrace.ops.apply import apply_op
-from tests.ops.harness import Case, build_and_run, check_build_error, check_forward, check_infer_batch, ids
+from tests.ops.harness import Case, build_and_run, check_build_error, check_forward, check_infer_batch, ids, infer_shapes
 
 rng = np.random.default_rng(7)
 
@@ -199,12 +196,7 @@ def test_max_pool_ignores_padding_and_avg_divisors_differ():
 
 
 def _inferred(op, inputs, attrs, out_slot):
-    main = Program()
-    with program_guard(main, Program()):
-        block = main.global_block()
-        ins = {slot: block.create_var(name=slot.lower(), shape=list(shape), dtype="float32", is_data=True)
-               for slot, shape in inputs.items()}
-        return tuple(apply_op(op, ins, attrs)[out_slot][0].shape)
+    return infer_shapes(op, inputs, attrs)[out_slot][0]
 
 
 def test_unknown_spatial_dims_stay_unknown():

@@ -2,11 +2,8 @@
 import numpy as np
 import pytest
 
-from headrace.core.context import program_guard
 from headrace.core.errors import AttrError, DTypeError, ShapeError
-from headrace.core.program import Program
-from headrace.ops.apply import apply_op
-from tests.ops.harness import Case, check_build_error, check_forward, check_infer_batch, ids
+from tests.ops.harness import Case, check_build_error, check_forward, check_infer_batch, ids, infer_shapes
 
 rng = np.random.default_rng(1)
 
@@ -208,15 +205,7 @@ def test_matmul_rank0_and_dtype_errors():
 
 
 # --- inference with unknown dims, checked without running ------------------------------------------
-def _infer(op, shapes, attrs, dtype="float32"):
-    """Build ``op`` on inputs of the given (possibly -1) shapes; returns {slot: [inferred shape]}."""
-    main = Program()
-    with program_guard(main, Program()):
-        block = main.global_block()
-        ins = {slot: block.create_var(name=slot.lower(), shape=list(s), dtype=dtype, is_data=True)
-               for slot, s in shapes.items()}
-        outs = apply_op(op, ins, attrs)
-    return {slot: [tuple(v.shape) for v in vs] for slot, vs in outs.items()}
+_infer = infer_shapes
 
 
 @pytest.mark.parametrize("op,shapes,attrs,want", [

@@ -3,12 +3,9 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from headrace.core.context import program_guard
 from headrace.core.errors import AttrError, DTypeError, ShapeError
-from headrace.core.program import Program
-from headrace.ops.apply import apply_op
 from headrace.ops.shape import reshape_shape, slice_bounds
-from tests.ops.harness import Case, check_build_error, check_forward, check_infer_batch, ids
+from tests.ops.harness import Case, check_build_error, check_forward, check_infer_batch, ids, infer_shapes
 
 rng = np.random.default_rng(2)
 DTYPES = ["float32", "float64", "int64"]
@@ -41,22 +38,7 @@ def _count(shape):
     return n
 
 
-def _infer(op, shapes, attrs, dtype="float32", outputs=None):
-    """Build ``op`` on inputs of the given (possibly -1) shapes; returns {slot: [inferred shape]}."""
-    main = Program()
-    with program_guard(main, Program()):
-        block = main.global_block()
-        ins = {}
-        for slot, s in shapes.items():
-            group = s if isinstance(s, list) else [s]
-            made = [block.create_var(name=f"{slot.lower()}{i}", shape=list(g), dtype=dtype, is_data=True)
-                    for i, g in enumerate(group)]
-            ins[slot] = made if isinstance(s, list) else made[0]
-        outs = None
-        if outputs:
-            outs = {slot: [block.create_var(name=f"o{i}") for i in range(n)] for slot, n in outputs.items()}
-        result = apply_op(op, ins, attrs, outs)
-    return {slot: [tuple(v.shape) for v in vs] for slot, vs in result.items()}
+_infer = infer_shapes
 
 
 # --- reshape2 ------------------------------------------------------------------------------------
