@@ -61,7 +61,8 @@ _BINARY = {
 def _binary_kernel(fn):
     def kernel(ins, attrs):
         x, y = _aligned(ins["X"], ins["Y"], attrs["axis"])
-        return {"Out": fn(x, y)}
+        out = fn(x, y)
+        return {"Out": out if type(out) is np.ndarray else np.asarray(out)}  # 0-D inputs give a scalar
     return kernel
 
 

@@ -47,12 +47,12 @@ def _dropout_kernel(ins, attrs, rng):
         return {"Out": out, "Mask": np.ones(x.shape, dtype=np.uint8)}
     if ins.get("Seed") is not None:
         rng = fixed_generator(int(np.asarray(ins["Seed"]).reshape(-1)[0]))
-    mask = (rng.random(x.shape) >= p).astype(np.uint8)
+    mask = np.asarray(rng.random(x.shape) >= p, dtype=np.uint8)  # 0-D x: random() gives a float
     if upscale:
         out = np.zeros_like(x) if p == 1.0 else x / np.asarray(1.0 - p, dtype=x.dtype) * mask
     else:
         out = x * mask
-    return {"Out": out.astype(x.dtype, copy=False), "Mask": mask}
+    return {"Out": np.asarray(out, dtype=x.dtype), "Mask": mask}
 
 
 register(

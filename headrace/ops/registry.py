@@ -236,7 +236,7 @@ def resolve_attrs(opdef: OpDef, given: dict, op_type: str, callsite) -> dict:
     return attrs
 
 
-def _check_slots(opdef: OpDef, given: dict, declared: tuple, kind: str, op) -> None:
+def check_slots(opdef: OpDef, given: dict, declared: tuple, kind: str, op) -> None:
     for slot_name in given:
         if not any(s.name == slot_name for s in declared):
             known = ", ".join(s.name for s in declared)
@@ -262,27 +262,24 @@ def infer_for_block(block, op) -> None:
     if roles.NAMESCOPE_ATTR not in given:
         given[roles.NAMESCOPE_ATTR] = context.current_name_scope()
     op.attrs = resolve_attrs(opdef, given, op.type, op.callsite)
-    _check_slots(opdef, op.inputs, opdef.inputs, "input", op)
-    _check_slots(opdef, op.outputs, opdef.outputs, "output", op)
+    check_slots(opdef, op.inputs, opdef.inputs, "input", op)
+    check_slots(opdef, op.outputs, opdef.outputs, "output", op)
     ins = {}
     for slot, names in op.inputs.items():
         metas = []
         for name in names:
             var = block._find_var_recursive(name)
             if var is None:
-                raise ValueError(f"{where(op.type, op.callsite)}, input `{slot}`: variable {name!r} "
-                                 f"does not exist in block {block.idx}")
+                raise SlotError(f"{where(op.type, op.callsite)}, input `{slot}`: variable {name!r} "
+                                f"does not exist in block {block.idx}")
             if var.shape is None or var.dtype is None:
                 raise ShapeError(f"{where(op.type, op.callsite)}, input `{slot}`: variable {name!r} "
                                  "has no known shape/dtype (was it produced by an op?)")
             metas.append(var)
         ins[slot] = metas
-    ctx = InferContext(op.type, op.callsite, ins, op.attrs)
-    opdef.infer(ctx)
+    ctx = run_infer(opdef, op, ins)
     for slot, names in op.outputs.items():
-        inferred = ctx.outs.get(slot)
-        if inferred is None:
-            continue
+        inferred = ctx.outs[slot]
         if len(inferred) != len(names):
             raise ShapeError(op_message(op.type, op.callsite, f"output `{slot}`",
                                         f"{len(inferred)} variable(s)", f"{len(names)}: {names}"))
@@ -293,9 +290,19 @@ def infer_for_block(block, op) -> None:
             _store_inferred(var, shape, dtype, op)
 
 
+def run_infer(opdef: OpDef, op, ins: dict) -> InferContext:
+    """Run ``opdef.infer`` on input metas; every output slot the op uses must get a result."""
+    ctx = InferContext(op.type, op.callsite, ins, op.attrs)
+    opdef.infer(ctx)
+    for slot, names in op.outputs.items():
+        if names and slot not in ctx.outs:
+            raise SlotError(f"{where(op.type, op.callsite)}: shape inference gave nothing for output `{slot}`")
+    return ctx
+
+
 def _store_inferred(var: Variable, shape, dtype, op) -> None:
     if var.persistable and var.shape is not None and var.dtype is not None:
-        if not _compatible(var.shape, shape) or var.dtype != dtype:
+        if not compatible_shapes(var.shape, shape) or var.dtype != dtype:
             raise ShapeError(op_message(op.type, op.callsite, f"output `{var.name}`",
                                         f"shape {fmt_shape(var.shape)} dtype {var.dtype} (the persistable variable's)",
                                         f"shape {fmt_shape(shape)} dtype {dtype}"))
@@ -304,7 +311,8 @@ def _store_inferred(var: Variable, shape, dtype, op) -> None:
     var.dtype = dtype
 
 
-def _compatible(a, b) -> bool:
+def compatible_shapes(a, b) -> bool:
+    """Equal rank and every dim equal or unknown (-1) on one side."""
     return len(a) == len(b) and all(x == y or x == -1 or y == -1 for x, y in zip(a, b))
 
 

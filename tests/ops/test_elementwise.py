@@ -98,3 +98,25 @@ def test_dtype_mismatch_is_a_build_error():
     message = check_build_error("elementwise_mul", {"X": np.ones((3,), "float32"), "Y": np.ones((3,), "float64")},
                                 {}, DTypeError)
     assert "float32" in message and "float64" in message
+
+
+# --- property: inference with unknown dims agrees with NumPy broadcasting ---------------------------
+from hypothesis import given, strategies as st  # noqa: E402
+from hypothesis.extra.numpy import mutually_broadcastable_shapes  # noqa: E402
+
+from tests.ops.harness import infer_shapes  # noqa: E402
+
+
+@given(mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=4, max_side=3), st.data())
+def test_broadcast_inference_agrees_with_numpy(shapes, data):
+    (xs, ys), result = shapes.input_shapes, shapes.result_shape
+    hide_x = data.draw(st.lists(st.booleans(), min_size=len(xs), max_size=len(xs)))
+    hide_y = data.draw(st.lists(st.booleans(), min_size=len(ys), max_size=len(ys)))
+    x_decl = tuple(-1 if h else d for d, h in zip(xs, hide_x))
+    y_decl = tuple(-1 if h else d for d, h in zip(ys, hide_y))
+    inferred = infer_shapes("elementwise_add", {"X": x_decl, "Y": y_decl}, {"axis": -1})["Out"][0]
+    assert len(inferred) == len(result)
+    assert all(d in (-1, r) for d, r in zip(inferred, result)), (x_decl, y_decl, inferred, result)
+    x, y = rng.random(xs), rng.random(ys)
+    check_forward(Case("elementwise_add", {"X": x, "Y": y}, reference=lambda ins, attrs: {
+        "Out": np.asarray(ins["X"] + ins["Y"])}))

@@ -218,3 +218,16 @@ NN_ERRORS = [
                          ids=[f"{e[0]}-{i}" for i, e in enumerate(NN_ERRORS)])
 def test_build_errors(op, inputs, attrs, error, match):
     check_build_error(op, inputs, attrs, error, match=match)
+
+
+def test_dropout_of_a_0d_tensor():
+    x = np.array(2.0)
+    for impl in ("downgrade_in_infer", "upscale_in_train"):
+        case = Case("dropout", {"X": x}, attrs={"dropout_prob": 0.5, "dropout_implementation": impl, "seed": 3,
+                                                "fix_seed": True},
+                    reference=lambda ins, attrs: {})
+        _, got = build_and_run(case)
+        mask = got["Mask"][0]
+        assert mask.shape == () and mask.dtype == np.uint8
+        scale = 2.0 if impl == "upscale_in_train" else 1.0
+        assert got["Out"][0] == 2.0 * scale * mask

@@ -1,0 +1,74 @@
+"""``check_program``: is a Program well formed?  Run after every transformation.
+
+Contract
+--------
+Raises ``ProgramError`` naming the block, the op (type and the line that built it) and the fault;
+returns ``None`` for a well-formed program.  Nothing is modified.
+
+Checks, per block, walking the ops in order:
+1. the op type is registered, its slots are the declared ones with the right arity, and its
+   attributes are all known;
+2. every input was defined before the op: a persistable or data variable, a name in ``feeds``,
+   an output of an earlier op, or a variable of an enclosing block;
+3. every variable an op names exists in the block (or an enclosing one);
+4. re-running the op's shape inference gives shapes compatible with (and dtypes equal to) the
+   output variables' recorded ones.
+"""
+from __future__ import annotations
+
+from ..core.errors import HeadraceError, where
+from ..core.roles import COMMON_ATTRS
+from ..ops.registry import check_slots, compatible_shapes, lookup, run_infer
+
+
+class ProgramError(HeadraceError, ValueError):
+    """A Program breaks an invariant every transformation must keep."""
+
+
+def check_program(program, feeds=()) -> None:
+    feeds = set(feeds)
+    for block in program.blocks:
+        _check_block(block, feeds)
+
+
+def _check_block(block, feeds) -> None:
+    defined = set(feeds)
+    for var in block.vars.values():
+        if var.persistable or var.is_data:
+            defined.add(var.name)
+    for index, op in enumerate(block.ops):
+        here = f"block {block.idx} op {index}: {where(op.type, op.callsite)}"
+        try:
+            opdef = lookup(op.type)
+            check_slots(opdef, op.inputs, opdef.inputs, "input", op)
+            check_slots(opdef, op.outputs, opdef.outputs, "output", op)
+        except HeadraceError as exc:
+            raise ProgramError(f"block {block.idx} op {index}: {exc}") from exc
+        unknown = sorted(set(op.attrs) - set(opdef.attrs) - set(COMMON_ATTRS))
+        if unknown:
+            raise ProgramError(f"{here}: unknown attributes {unknown}")
+        ins = {}
+        for slot, names in op.inputs.items():
+            metas = []
+            for name in names:
+                var = block._find_var_recursive(name)
+                if var is None:
+                    raise ProgramError(f"{here}, input `{slot}`: variable {name!r} does not exist")
+                if name in block.vars and name not in defined:  # enclosing blocks' vars are defined
+                    raise ProgramError(f"{here}, input `{slot}`: {name!r} is read before any op writes it "
+                                       "(and it is neither data, persistable nor fed)")
+                metas.append(var)
+            ins[slot] = metas
+        try:
+            ctx = run_infer(opdef, op, ins)
+        except HeadraceError as exc:
+            raise ProgramError(f"block {block.idx} op {index}: {exc}") from exc
+        for slot, names in op.outputs.items():
+            for name, (shape, dtype) in zip(names, ctx.outs[slot]):
+                var = block._find_var_recursive(name)
+                if var is None:
+                    raise ProgramError(f"{here}, output `{slot}`: variable {name!r} does not exist")
+                if var.shape is None or not compatible_shapes(var.shape, shape) or var.dtype != dtype:
+                    raise ProgramError(f"{here}, output `{slot}`: {name!r} is recorded as shape {var.shape} "
+                                       f"dtype {var.dtype}, but the op infers shape {shape} dtype {dtype}")
+        defined.update(op.output_arg_names)
