@@ -49,7 +49,6 @@ class Executor:
         fetch_names = self._fetch_names(program, fetch_list)
         feed_arrays = self._check_feed(program, feed)
         plan = self._plan(program, tuple(feed_arrays), fetch_names)
-        self._check_fetch_produced(program, plan, fetch_names)
         results = self._run_plan(plan, scope, feed_arrays)
         if return_numpy:
             return results
@@ -90,22 +89,8 @@ class Executor:
         return tuple(names)
 
     @staticmethod
-    def _check_fetch_produced(program, plan, fetch_names) -> None:
-        block = program.global_block()
-        produced = {n for s in plan.steps for n in s.op.output_arg_names}
-        for name in fetch_names:
-            if name in produced or name in plan.feed_names:
-                continue
-            var = block._find_var_recursive(name)
-            if var is not None and var.persistable:
-                continue
-            raise FetchError(f"cannot fetch {name!r}: no op of this program computes it and it is "
-                             "neither fed nor persistable")
-
-    @staticmethod
     def _check_feed(program, feed: dict) -> dict:
         block = program.global_block()
-        writers = {n for op in block.ops for n in op.output_arg_names}
         arrays = {}
         for name, value in feed.items():
             if not isinstance(name, str):
@@ -115,10 +100,6 @@ class Executor:
                 data_vars = sorted(v.name for v in program.list_vars() if v.is_data)
                 raise FeedError(f"feed {name!r} is not a variable of this program; its data "
                                 f"variables are {data_vars}")
-            if name in writers:
-                op = next(op for op in block.ops if name in op.output_arg_names)
-                raise FeedError(f"cannot feed {name!r}: it is computed by {where(op.type, op.callsite)}, "
-                                "which would overwrite the fed value")
             arrays[name] = _feed_array(var, value)
         return arrays
 
@@ -184,7 +165,13 @@ class Executor:
             raise _kernel_error(plan.steps[index], exc) from exc
         results = []
         for name in plan.fetch_names:
-            value = env[name]
+            value = env.get(name)
+            if value is None:  # a persistable no op of this program reads: fetch it from the scope
+                value = scope._get_array(name)
+                if value is None:
+                    _release_env(env, persist, release)
+                    raise UninitializedError(f"cannot fetch {name!r}: it has no value in the scope "
+                                             "(run the startup program first)")
             if name in persist or value.base is not None:
                 value = value.copy()
             results.append(value)

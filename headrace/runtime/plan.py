@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..core.errors import FeedError, where
+from ..core.errors import FeedError, FetchError, where
 from ..core.random import default_generator, fixed_generator
 from ..ops.registry import lookup
 from ..passes import liveness
@@ -65,6 +65,11 @@ def build_plan(program, feed_names, fetch_names, check_kernels=None) -> Plan:
     persist_reads = []
     steps = []
     opdefs = [lookup(op.type) for op in ops]
+    for op in ops:
+        for name in op.output_arg_names:
+            if name in fed:
+                raise FeedError(f"cannot feed {name!r}: it is computed by {where(op.type, op.callsite)}, "
+                                "which would overwrite the fed value")
     for op, opdef in zip(ops, opdefs):
         for slot, names in op.inputs.items():
             for name in names:
@@ -80,6 +85,10 @@ def build_plan(program, feed_names, fetch_names, check_kernels=None) -> Plan:
                                 "read but was neither fed nor computed by an earlier op "
                                 f"(fed: {sorted(fed) or 'nothing'})")
         produced.update(op.output_arg_names)
+    for name in fetch_names:
+        if name not in produced and name not in fed and name not in persistables:
+            raise FetchError(f"cannot fetch {name!r}: no op of this program computes it and it is "
+                             "neither fed nor persistable")
     live = liveness.analyze(ops, lambda op: lookup(op.type).no_need_buffer,
                             keep=frozenset(fetch_names), never_free=persistables)
     for i, (op, opdef) in enumerate(zip(ops, opdefs)):

@@ -189,3 +189,18 @@ def test_ops_run_in_program_order_with_rewrites():
     a, b = Executor().run(main, feed={"x": np.ones(2, "float32")}, fetch_list=[first, second], scope=Scope())
     np.testing.assert_array_equal(a, [2, 2])
     np.testing.assert_array_equal(b, [20, 20])
+
+
+def test_fetching_a_parameter_no_op_reads():
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        w = static.create_parameter([2], "float32", attr=paddle.ParamAttr(
+            name="lonely", initializer=paddle.nn.initializer.Constant(3.0)))
+    exe, scope = Executor(), Scope()
+    with pytest.raises(UninitializedError, match="cannot fetch 'lonely'"):
+        exe.run(main, fetch_list=[w], scope=scope)
+    exe.run(startup, scope=scope)
+    got = exe.run(main, fetch_list=[w], scope=scope)[0]
+    np.testing.assert_array_equal(got, [3, 3])
+    got[0] = 7  # the fetched value is a copy
+    np.testing.assert_array_equal(np.array(scope.find_var("lonely").get_tensor()), [3, 3])
