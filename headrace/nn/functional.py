@@ -7,13 +7,9 @@ from __future__ import annotations
 
 import numbers
 
-from ..core import names
 from ..core.errors import ShapeError, fmt_shape
 from ..ops.apply import apply_op, apply_op_single
-
-
-def _key(layer: str, name=None) -> str:
-    return f"{name or names.generate(layer)}.tmp"
+from .tensor import _key, cast, unsqueeze
 
 
 def _unary(op_type: str, x, name=None, **attrs):
@@ -65,14 +61,6 @@ def square(x, name=None):
 
 def abs(x, name=None):  # noqa: A001  (Paddle's name)
     return _unary("abs", x, name)
-
-
-def cast(x, dtype):
-    from ..core.dtypes import convert_dtype
-
-    dtype = convert_dtype(dtype)
-    return apply_op_single("cast", {"X": x}, {"in_dtype": str(x.dtype), "out_dtype": str(dtype)},
-                           name_key=_key("cast"))
 
 
 # --- dropout -------------------------------------------------------------------------------------
@@ -205,8 +193,3 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusiv
     return pool2d(x, kernel_size, "avg", stride if stride is not None else kernel_size, padding,
                   ceil_mode=ceil_mode, name=name, exclusive=exclusive, data_format=data_format)
 
-
-def unsqueeze(x, axis, name=None):
-    from .tensor import unsqueeze as _unsqueeze
-
-    return _unsqueeze(x, axis, name)

@@ -11,6 +11,7 @@ from ..ops.apply import apply_op, apply_op_single
 
 
 def _key(layer: str, name=None) -> str:
+    """The unique-name key of a layer's outputs: ``<layer>_<n>.tmp`` (or ``<name>.tmp``)."""
     return f"{name or names.generate(layer)}.tmp"
 
 
