@@ -264,6 +264,22 @@ def infer_for_block(block, op) -> None:
     op.attrs = resolve_attrs(opdef, given, op.type, op.callsite)
     check_slots(opdef, op.inputs, opdef.inputs, "input", op)
     check_slots(opdef, op.outputs, opdef.outputs, "output", op)
+    ins = input_vars(block, op)
+    ctx = run_infer(opdef, op, ins)
+    for slot, names in op.outputs.items():
+        inferred = ctx.outs[slot]
+        if len(inferred) != len(names):
+            raise ShapeError(op_message(op.type, op.callsite, f"output `{slot}`",
+                                        f"{len(inferred)} variable(s)", f"{len(names)}: {names}"))
+        for name, (shape, dtype) in zip(names, inferred):
+            var = block._find_var_recursive(name)
+            if var is None:
+                var = block.create_var(name=name, shape=shape, dtype=dtype)
+            _store_inferred(var, shape, dtype, op)
+
+
+def input_vars(block, op) -> dict:
+    """``{slot: [Variable]}`` of an op's inputs; each must exist and have a known shape/dtype."""
     ins = {}
     for slot, names in op.inputs.items():
         metas = []
@@ -277,17 +293,7 @@ def infer_for_block(block, op) -> None:
                                  "has no known shape/dtype (was it produced by an op?)")
             metas.append(var)
         ins[slot] = metas
-    ctx = run_infer(opdef, op, ins)
-    for slot, names in op.outputs.items():
-        inferred = ctx.outs[slot]
-        if len(inferred) != len(names):
-            raise ShapeError(op_message(op.type, op.callsite, f"output `{slot}`",
-                                        f"{len(inferred)} variable(s)", f"{len(names)}: {names}"))
-        for name, (shape, dtype) in zip(names, inferred):
-            var = block._find_var_recursive(name)
-            if var is None:
-                var = block.create_var(name=name, shape=shape, dtype=dtype)
-            _store_inferred(var, shape, dtype, op)
+    return ins
 
 
 def run_infer(opdef: OpDef, op, ins: dict) -> InferContext:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..core.errors import HeadraceError, where
 from ..core.roles import COMMON_ATTRS
-from ..ops.registry import check_slots, compatible_shapes, lookup, run_infer
+from ..ops.registry import check_slots, compatible_shapes, input_vars, lookup, run_infer
 
 
 class ProgramError(HeadraceError, ValueError):
@@ -47,20 +47,13 @@ def _check_block(block, feeds) -> None:
         unknown = sorted(set(op.attrs) - set(opdef.attrs) - set(COMMON_ATTRS))
         if unknown:
             raise ProgramError(f"{here}: unknown attributes {unknown}")
-        ins = {}
         for slot, names in op.inputs.items():
-            metas = []
             for name in names:
-                var = block._find_var_recursive(name)
-                if var is None:
-                    raise ProgramError(f"{here}, input `{slot}`: variable {name!r} does not exist")
                 if name in block.vars and name not in defined:  # enclosing blocks' vars are defined
                     raise ProgramError(f"{here}, input `{slot}`: {name!r} is read before any op writes it "
                                        "(and it is neither data, persistable nor fed)")
-                metas.append(var)
-            ins[slot] = metas
         try:
-            ctx = run_infer(opdef, op, ins)
+            ctx = run_infer(opdef, op, input_vars(block, op))
         except HeadraceError as exc:
             raise ProgramError(f"block {block.idx} op {index}: {exc}") from exc
         for slot, names in op.outputs.items():

@@ -6,18 +6,12 @@ import headrace as paddle
 import headrace.fluid as fluid
 import headrace.nn.functional as F
 import headrace.static as static
-from headrace.runtime import Executor, Scope
+from tests.helpers import build_and_run
 
 rng = np.random.default_rng(3)
 
 
-def _run(build, feeds):
-    main = static.Program()
-    with static.program_guard(main, static.Program()):
-        vars_ = {k: static.data(k, list(v.shape), v.dtype.name) for k, v in feeds.items()}
-        outs = build(**vars_)
-    outs = outs if isinstance(outs, (list, tuple)) else [outs]
-    return Executor().run(main, feed=feeds, fetch_list=list(outs), scope=Scope()), outs
+_run = build_and_run
 
 
 def _log_softmax(x):
