@@ -13,12 +13,14 @@ their ``.shape``/``.dtype``.
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from ..core import context, roles
+from ..core.names import EMPTY_VAR_NAME
 from ..core.dtypes import DType, convert_dtype
 from ..core.errors import AttrError, DTypeError, ShapeError, SlotError, fmt_shape, op_message, where
 from ..core.operator import set_op_checker
@@ -54,7 +56,15 @@ class OpDef:
     inplace: dict = field(default_factory=dict)          # output slot -> input slot it may overwrite
     no_need_buffer: frozenset = frozenset()              # input slots read for shape/dtype only
     random: bool = False                                 # draws random numbers (kernel gets an rng)
+    wants_outputs: bool = False                          # kernel(ins, attrs, wanted=frozenset(slots))
+    grad_of: str | None = None                           # for a gradient op: its forward op type
     doc: str = ""
+
+    def bind_kernel(self, output_slots):
+        """The kernel as steps call it: ``wants_outputs`` kernels learn which outputs to compute."""
+        if not self.wants_outputs:
+            return self.kernel
+        return functools.partial(self.kernel, wanted=frozenset(output_slots))
 
     def input_slot(self, name: str) -> Slot | None:
         for slot in self.inputs:
@@ -77,13 +87,14 @@ def _slots(specs) -> tuple:
 
 
 def register(type: str, *, inputs, outputs, infer, kernel, attrs=None, grad=None, inplace=None,
-             no_need_buffer=(), random=False, doc="") -> OpDef:
+             no_need_buffer=(), random=False, wants_outputs=False, grad_of=None, doc="") -> OpDef:
     """Declare an op. Re-registering a type is an error (one op, one place)."""
     if type in _REGISTRY:
         raise ValueError(f"op `{type}` is registered twice")
     opdef = OpDef(type=type, inputs=_slots(inputs), outputs=_slots(outputs), attrs=dict(attrs or {}),
                   infer=infer, kernel=kernel, grad=grad, inplace=dict(inplace or {}),
-                  no_need_buffer=frozenset(no_need_buffer), random=random, doc=doc)
+                  no_need_buffer=frozenset(no_need_buffer), random=random,
+                  wants_outputs=wants_outputs, grad_of=grad_of, doc=doc)
     for name in opdef.no_need_buffer:
         if opdef.input_slot(name) is None:
             raise ValueError(f"op `{type}`: no_need_buffer names unknown input slot {name!r}")
@@ -92,6 +103,29 @@ def register(type: str, *, inputs, outputs, infer, kernel, attrs=None, grad=None
             raise ValueError(f"op `{type}`: inplace pair {out!r}->{inp!r} names unknown slots")
     _REGISTRY[type] = opdef
     return opdef
+
+
+def register_grad(type: str, *, grad_of: str, inputs, outputs, kernel, infer=None, like=None,
+                  attrs=None, no_need_buffer=(), inplace=None, doc="") -> OpDef:
+    """Declare a gradient op.  Its kernel is called with ``wanted`` (the output slots present)
+    and computes only those.  ``like`` maps output slot -> input slot for shape inference
+    (``{"X@GRAD": "X"}``) when no ``infer`` is given."""
+    from .gradrule import like_infer
+    if infer is None:
+        if like is None:
+            raise ValueError(f"gradient op `{type}` needs `infer` or `like`")
+        infer = like_infer(like)
+    return register(type, inputs=inputs, outputs=outputs, infer=infer, kernel=kernel, attrs=attrs,
+                    no_need_buffer=no_need_buffer, inplace=inplace, wants_outputs=True,
+                    grad_of=grad_of, doc=doc or f"the gradient of `{grad_of}`")
+
+
+def set_grad(type: str, rule) -> None:
+    """Attach a gradient rule (or ``NO_GRADIENT``) to a registered forward op."""
+    opdef = lookup(type)
+    if opdef.grad is not None:
+        raise ValueError(f"op `{type}` already has a gradient rule")
+    opdef.grad = rule
 
 
 class UnknownOpError(AttrError):
@@ -272,6 +306,8 @@ def infer_for_block(block, op) -> None:
             raise ShapeError(op_message(op.type, op.callsite, f"output `{slot}`",
                                         f"{len(inferred)} variable(s)", f"{len(names)}: {names}"))
         for name, (shape, dtype) in zip(names, inferred):
+            if name == EMPTY_VAR_NAME:  # a gradient nobody needs (see autodiff)
+                continue
             var = block._find_var_recursive(name)
             if var is None:
                 var = block.create_var(name=name, shape=shape, dtype=dtype)

@@ -16,6 +16,7 @@ Checks, per block, walking the ops in order:
 """
 from __future__ import annotations
 
+from ..core.names import EMPTY_VAR_NAME
 from ..core.errors import HeadraceError, where
 from ..core.roles import COMMON_ATTRS
 from ..ops.registry import check_slots, compatible_shapes, input_vars, lookup, run_infer
@@ -58,6 +59,8 @@ def _check_block(block, feeds) -> None:
             raise ProgramError(f"block {block.idx} op {index}: {exc}") from exc
         for slot, names in op.outputs.items():
             for name, (shape, dtype) in zip(names, ctx.outs[slot]):
+                if name == EMPTY_VAR_NAME:
+                    continue
                 var = block._find_var_recursive(name)
                 if var is None:
                     raise ProgramError(f"{here}, output `{slot}`: variable {name!r} does not exist")

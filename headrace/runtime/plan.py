@@ -96,7 +96,7 @@ def build_plan(program, feed_names, fetch_names, check_kernels=None) -> Plan:
                     for slot, names in op.inputs.items() if names)
         outs = tuple((slot, tuple(names), opdef.output_slot(slot).many)
                      for slot, names in op.outputs.items() if names)
-        steps.append(Step(opdef.kernel, ins, op.attrs, outs, tuple(live.free_after[i]),
+        steps.append(Step(opdef.bind_kernel(slot for slot, _, _ in outs), ins, op.attrs, outs, tuple(live.free_after[i]),
                           tuple(live.strip_after[i]),
                           _rng_source(op, program) if opdef.random else None, op))
     return Plan(steps, [s.as_tuple() for s in steps], tuple(persist_reads), persistables,
