@@ -14,7 +14,7 @@ from .nn.tensor import (add, add_n, assign, cast, concat, divide, flatten, full,
                         mean, min, minimum, multiply, ones, pow, reshape, scale, split, squeeze, subtract,
                         sum, transpose, unsqueeze, zeros)
 from .runtime import CPUPlace, CUDAPinnedPlace, CUDAPlace, is_compiled_with_cuda
-from . import device, fluid, nn, static  # noqa: E402
+from . import device, fluid, nn, optimizer, static  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -23,6 +23,6 @@ __all__ = [
     "cast", "concat", "device", "disable_static", "divide", "enable_static", "exp", "flatten", "float16",
     "float32", "float64", "fluid", "full", "in_dynamic_mode", "int16", "int32", "int64", "int8",
     "is_compiled_with_cuda", "log", "matmul", "max", "maximum", "mean", "min", "minimum", "multiply", "nn",
-    "ones", "pow", "reshape", "scale", "seed", "split", "sqrt", "square", "squeeze", "static", "subtract",
+    "ones", "optimizer", "pow", "reshape", "scale", "seed", "split", "sqrt", "square", "squeeze", "static", "subtract",
     "sum", "tanh", "transpose", "uint8", "unsqueeze", "zeros",
 ]

@@ -7,9 +7,10 @@ from ..nn import initializer
 from ..nn.param_attr import ParamAttr
 from ..nn.static_layers import data
 from ..runtime import CPUPlace, CUDAPinnedPlace, CUDAPlace, Executor, Scope, global_scope, scope_guard
-from . import core, framework, layers
+from ..autodiff import gradients
+from . import backward, core, framework, layers, optimizer
 
-__all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Executor", "ParamAttr", "Parameter", "Program",
+__all__ = ["backward", "gradients", "optimizer", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Executor", "ParamAttr", "Parameter", "Program",
            "Scope", "Variable", "core", "data", "default_main_program", "default_startup_program",
            "framework", "global_scope", "initializer", "layers", "name_scope", "program_guard",
            "scope_guard", "unique_name"]

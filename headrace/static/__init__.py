@@ -1,4 +1,5 @@
 """``paddle.static``: building and running static programs."""
+from ..autodiff import append_backward, gradients
 from ..core.context import default_main_program, default_startup_program, name_scope, program_guard
 from ..core.program import Block, Program
 from ..core.variable import Parameter, Variable
@@ -8,6 +9,6 @@ from ..runtime import (CPUPlace, CUDAPlace, Executor, Scope, cpu_places, cuda_pl
                        scope_guard)
 from . import nn
 
-__all__ = ["Block", "CPUPlace", "CUDAPlace", "Executor", "Parameter", "Program", "Scope", "Variable",
+__all__ = ["append_backward", "gradients", "Block", "CPUPlace", "CUDAPlace", "Executor", "Parameter", "Program", "Scope", "Variable",
            "accuracy", "cpu_places", "create_parameter", "cuda_places", "data", "default_main_program",
            "default_startup_program", "global_scope", "name_scope", "nn", "program_guard", "scope_guard"]

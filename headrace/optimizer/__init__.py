@@ -1,0 +1,7 @@
+"""``paddle.optimizer``: optimizers that append update ops (static mode)."""
+from .adam import Adam
+from .momentum import Momentum
+from .optimizer import Optimizer
+from .sgd import SGD
+
+__all__ = ["Adam", "Momentum", "Optimizer", "SGD"]

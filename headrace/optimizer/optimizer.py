@@ -1,0 +1,192 @@
+"""The optimizer base: gradients in, parameter-update ops out.
+
+Static mode (this module): ``minimize(loss)`` = ``backward`` (``append_backward``) then
+``apply_optimize`` -> ``apply_gradients``, which appends one update op per parameter (role
+Optimize, ``op_role_var=[param, grad]``) to the loss's program.  The learning rate lives in a
+persistable float32 variable of shape [1] (``learning_rate_N``) set by the startup program, or is
+a Variable the user gives; a parameter's ``ParamAttr(learning_rate=f)`` scales it by ``f`` with a
+``scale`` op.  Accumulators (velocity, moments, beta powers) are persistable variables named
+``<param>_<acc>_N``, created in the main program and initialised by the startup program.
+
+Subclasses declare ``_create_accumulators(params)`` and ``_append_optimize_op(param, grad)``;
+the update itself is a registered op (``ops/optim.py``), so eager mode can run the same kernels.
+"""
+from __future__ import annotations
+
+import numbers
+from collections import defaultdict
+
+from ..autodiff import append_backward
+from ..core import context, names
+from ..core.roles import OpRole
+from ..core.variable import Variable
+from ..ops.apply import apply_op
+
+
+def _check_learning_rate(learning_rate):
+    if isinstance(learning_rate, Variable):
+        return learning_rate
+    if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real):
+        raise TypeError("learning_rate must be a float or a Variable, got "
+                        f"{type(learning_rate).__name__}: {learning_rate!r}")
+    if learning_rate < 0:
+        raise ValueError(f"learning_rate must be >= 0, got {learning_rate}")
+    return float(learning_rate)
+
+
+def _check_float_arg(value, name: str, low=None, high=None, low_open=False, high_open=False) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a float, got {type(value).__name__}: {value!r}")
+    value = float(value)
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value}")
+    if high is not None and (value > high or (high_open and value == high)):
+        raise ValueError(f"{name} must be {'<' if high_open else '<='} {high}, got {value}")
+    return value
+
+
+class Optimizer:
+    """Base class; see the module docstring."""
+
+    type = "optimizer"
+
+    def __init__(self, learning_rate, parameters=None, weight_decay=None, grad_clip=None, name=None):
+        self._learning_rate = _check_learning_rate(learning_rate)
+        if parameters is not None:
+            parameters = list(parameters)
+            for p in parameters:
+                if not isinstance(p, Variable):
+                    raise TypeError(f"parameters must hold Parameters, got {type(p).__name__}: {p!r}")
+        self._parameter_list = parameters
+        if weight_decay is not None:
+            raise NotImplementedError(f"{type(self).__name__}: weight_decay/regularization is not "
+                                      "supported yet")
+        if grad_clip is not None:
+            raise NotImplementedError(f"{type(self).__name__}: grad_clip is not supported yet")
+        self._name = name
+        self._accumulators = defaultdict(dict)   # accumulator name -> {param name: Variable}
+        self._learning_rate_map = {}             # Program -> learning-rate Variable
+
+    # --- learning rate --------------------------------------------------------------------
+    def get_lr(self) -> float:
+        """The learning rate as a float (a Variable learning rate is read at run time)."""
+        if isinstance(self._learning_rate, Variable):
+            raise TypeError("get_lr(): the learning rate is a Variable; fetch it with Executor.run")
+        return self._learning_rate
+
+    def _global_learning_rate(self, program=None):
+        program = program or context.default_main_program()
+        return self._learning_rate_map.get(program)
+
+    def _create_global_learning_rate(self):
+        program = context.default_main_program()
+        if program in self._learning_rate_map:
+            return self._learning_rate_map[program]
+        if isinstance(self._learning_rate, Variable):
+            if self._learning_rate.block.program is not program:
+                raise ValueError(f"learning rate Variable {self._learning_rate.name!r} belongs to "
+                                 "another program than the loss")
+            lr = self._learning_rate
+        else:
+            lr = self._persistable(names.generate("learning_rate"), [1], "float32", self._learning_rate)
+        self._learning_rate_map[program] = lr
+        return lr
+
+    def _param_learning_rate(self, param):
+        factor = (getattr(param, "optimize_attr", None) or {}).get("learning_rate", 1.0)
+        lr = self._global_learning_rate()
+        if isinstance(factor, Variable):
+            return factor
+        if factor == 1.0:
+            return lr
+        program = context.default_main_program()
+        with program.role_guard(OpRole.Optimize | OpRole.LRSched), context.name_scope("scale_with_param_lr"):
+            return apply_op("scale", {"X": lr}, {"scale": float(factor)})["Out"][0]
+
+    # --- accumulators ---------------------------------------------------------------------
+    def _persistable(self, name, shape, dtype, fill_value):
+        """A persistable variable in the main program, filled with ``fill_value`` by the startup."""
+        main = context.default_main_program().global_block()
+        var = main.create_var(name=name, shape=list(shape), dtype=dtype, persistable=True,
+                              stop_gradient=True)
+        startup = context.default_startup_program().global_block()
+        svar = startup.create_var(name=name, shape=list(shape), dtype=dtype, persistable=True)
+        startup.append_op("fill_constant", {}, {"Out": [svar.name]},
+                          {"shape": list(shape), "dtype": str(var.dtype), "value": float(fill_value)})
+        return var
+
+    def _add_accumulator(self, name, param, fill_value=0.0, shape=None, dtype=None):
+        if param.name in self._accumulators[name]:
+            raise ValueError(f"accumulator {name!r} already exists for parameter {param.name!r}")
+        var = self._persistable(names.generate(f"{param.name}_{name}"),
+                                param.shape if shape is None else shape,
+                                dtype or param.dtype, fill_value)
+        self._accumulators[name][param.name] = var
+        return var
+
+    def _get_accumulator(self, name, param):
+        try:
+            return self._accumulators[name][param.name]
+        except KeyError:
+            raise KeyError(f"accumulator {name!r} does not exist for parameter {param.name!r}") from None
+
+    def _create_accumulators(self, params) -> None:
+        """Subclasses create their per-parameter state here."""
+
+    def _append_optimize_op(self, param, grad):
+        raise NotImplementedError(f"{type(self).__name__} does not define its update op")
+
+    # --- the static-mode pipeline ---------------------------------------------------------
+    def backward(self, loss, startup_program=None, parameters=None, no_grad_set=None,
+                 callbacks=None, parameter_list=None):
+        """Append the backward of ``loss``; return ``[(param, grad)]``."""
+        if not isinstance(loss, Variable):
+            raise TypeError(f"{type(self).__name__}.backward: loss must be a Variable, got "
+                            f"{type(loss).__name__}")
+        params = _first_given(parameters, parameter_list, self._parameter_list)
+        with context.program_guard(loss.block.program, startup_program):
+            return append_backward(loss, params, no_grad_set, callbacks)
+
+    def apply_gradients(self, params_grads) -> list:
+        """Append the update ops for ``[(param, grad)]`` to the current program; return them."""
+        params_grads = sorted((pg for pg in params_grads if pg[1] is not None),
+                              key=lambda pg: pg[0].name)
+        params = [p for p, _ in params_grads if getattr(p, "trainable", True)]
+        new = [p for p in params if not any(p.name in acc for acc in self._accumulators.values())]
+        self._create_accumulators(new)
+        self._create_global_learning_rate()
+        program = context.default_main_program()
+        ops = []
+        for param, grad in params_grads:
+            if not getattr(param, "trainable", True):
+                continue
+            with program.role_guard(OpRole.Optimize, [param.name, grad.name]):
+                ops.append(self._append_optimize_op(param, grad))
+        return ops
+
+    def apply_optimize(self, loss, startup_program, params_grads) -> list:
+        with context.program_guard(loss.block.program, startup_program):
+            return self.apply_gradients(params_grads)
+
+    def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None,
+                 parameter_list=None):
+        """``backward`` then ``apply_optimize``; returns ``(optimize_ops, params_grads)``."""
+        params_grads = self.backward(loss, startup_program, parameters, no_grad_set,
+                                     parameter_list=parameter_list)
+        optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
+        return optimize_ops, params_grads
+
+    # helpers for subclasses -----------------------------------------------------------------
+    def _update_op(self, type, inputs, outputs, attrs=None):
+        """Append one update op; returns the Operator."""
+        program = context.default_main_program()
+        block = program.global_block()
+        apply_op(type, inputs, attrs, outputs, block=block)
+        return block.ops[-1]
+
+
+def _first_given(*values):
+    for value in values:
+        if value is not None:
+            return value
+    return None
