@@ -2,7 +2,13 @@
 
 Every op here may overwrite its input (``inplace={"Out": "X"}``).  Inputs are float32/float64
 (``abs`` and ``square`` also take int32/int64).  Kernels stay in the input's dtype, except that
-``gelu`` evaluates in float64 and rounds once.
+``gelu`` (forward and gradient) evaluates in float64 and rounds once.
+
+Gradients: each op's ``<type>_grad`` follows it and reads ``Out@GRAD`` plus either ``Out``
+(relu, sigmoid, tanh, exp, sqrt, softmax: the derivative is a function of the output, so X may
+be overwritten by the forward) or ``X`` (leaky_relu, gelu, log, square, abs).  ``X@GRAD`` may
+overwrite ``Out@GRAD`` (``inplace``), as in the reference.  Derivatives at kinks follow the
+reference: relu'(0) = 0 (``Out > 0``), leaky_relu'(0) = alpha (``X > 0``), abs'(0) = sign(0) = 0.
 """
 from __future__ import annotations
 
@@ -11,8 +17,9 @@ import math
 import numpy as np
 
 from ..core.dtypes import float32, float64, int32, int64
+from .gradrule import grad_slot, standard_rule
 from .infer_helpers import normalize_axes
-from .registry import register
+from .registry import optional, register, register_grad
 from .special import erfc
 
 FLOATS = (float32, float64)
@@ -26,7 +33,16 @@ def _infer_unary(allowed):
     return infer
 
 
-def _register_unary(type, fn, doc, attrs=None, allowed=FLOATS):
+DX, DOUT = grad_slot("X"), grad_slot("Out")
+
+
+def _register_unary(type, fn, doc, grad, attrs=None, allowed=FLOATS):
+    """Register ``type`` (X -> Out) and, right after, ``<type>_grad``.
+
+    ``grad = (reads, dfn)``: the gradient op reads the forward slot ``reads`` ("X" or "Out") and
+    ``Out@GRAD``; ``dfn(value_of_reads, dout, attrs)`` returns ``X@GRAD`` in the input's dtype.
+    """
+    reads, dfn = grad
     register(
         type,
         inputs=["X"],
@@ -34,9 +50,33 @@ def _register_unary(type, fn, doc, attrs=None, allowed=FLOATS):
         attrs=attrs or {},
         infer=_infer_unary(allowed),
         kernel=lambda ins, attrs: {"Out": np.asarray(fn(ins["X"], attrs))},
+        grad=standard_rule(f"{type}_grad", inputs=("X",) if reads == "X" else (),
+                           outputs=("Out",) if reads == "Out" else ()),
         inplace={"Out": "X"},
         doc=doc,
     )
+    register_grad(
+        f"{type}_grad",
+        grad_of=type,
+        inputs=[reads, DOUT],
+        outputs=[optional(DX)],
+        attrs=attrs or {},
+        like={DX: reads},
+        kernel=_unary_grad_kernel(type, reads, dfn),
+        inplace={DX: DOUT},
+    )
+
+
+def _unary_grad_kernel(type, reads, dfn):
+    def kernel(ins, attrs, wanted):
+        if DX not in wanted:
+            return {}
+        value, dout = ins[reads], ins[DOUT]
+        if value.dtype.kind != "f":
+            raise TypeError(f"op `{type}_grad`: gradients exist for floating-point inputs only, "
+                            f"got `{reads}` of dtype {value.dtype}")
+        return {DX: np.asarray(dfn(value, dout, attrs))}
+    return kernel
 
 
 # --- relu, leaky_relu ----------------------------------------------------------------------------
@@ -48,8 +88,19 @@ def _leaky_relu(x, attrs):
     return np.where(x > 0, x, x * x.dtype.type(attrs["alpha"]))
 
 
-_register_unary("relu", _relu, "Out = max(X, 0)")
-_register_unary("leaky_relu", _leaky_relu, "Out = X if X > 0 else alpha * X", attrs={"alpha": 0.02})
+def _relu_grad(out, dout, attrs):
+    return dout * (out > 0)
+
+
+def _leaky_relu_grad(x, dout, attrs):
+    dx = np.asarray(dout * x.dtype.type(attrs["alpha"]))  # a 0-D product is a scalar: make it writable
+    np.copyto(dx, dout, where=x > 0)
+    return dx
+
+
+_register_unary("relu", _relu, "Out = max(X, 0)", grad=("Out", _relu_grad))
+_register_unary("leaky_relu", _leaky_relu, "Out = X if X > 0 else alpha * X",
+                grad=("X", _leaky_relu_grad), attrs={"alpha": 0.02})
 
 
 # --- sigmoid, tanh -------------------------------------------------------------------------------
@@ -60,8 +111,23 @@ def _sigmoid(x, attrs):
     return np.where(x >= 0, one / (one + e), e / (one + e))
 
 
-_register_unary("sigmoid", _sigmoid, "Out = 1 / (1 + exp(-X)) (stable for large |X|)")
-_register_unary("tanh", lambda x, attrs: np.tanh(x), "Out = tanh(X)")
+def _sigmoid_grad(out, dout, attrs):
+    dx = 1 - out          # dOut * Out * (1 - Out), one temporary
+    dx *= out
+    dx *= dout
+    return dx
+
+
+def _tanh_grad(out, dout, attrs):
+    dx = np.asarray(out * out)  # dOut * (1 - Out**2), one temporary (asarray: 0-D gives a scalar)
+    np.subtract(1, dx, out=dx)
+    dx *= dout
+    return dx
+
+
+_register_unary("sigmoid", _sigmoid, "Out = 1 / (1 + exp(-X)) (stable for large |X|)",
+                grad=("Out", _sigmoid_grad))
+_register_unary("tanh", lambda x, attrs: np.tanh(x), "Out = tanh(X)", grad=("Out", _tanh_grad))
 
 
 # --- gelu ----------------------------------------------------------------------------------------
@@ -81,16 +147,65 @@ def _gelu(x, attrs):
     return out.astype(x.dtype)
 
 
+_ONE_OVER_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _gelu_grad(x, dout, attrs):
+    """Exact: d/dx x Phi(x) = Phi(x) + x phi(x).  approximate=True, with t = tanh(u),
+    u = sqrt(2/pi) (x + 0.044715 x**3): 0.5 (1 + t) + 0.5 x (1 - t**2) sqrt(2/pi) (1 + 3 * 0.044715 x**2)."""
+    x64 = x.astype(np.float64, copy=False)
+    if attrs["approximate"]:
+        sq = x64 * x64
+        t = np.tanh(_SQRT_2_OVER_PI * x64 * (1.0 + 0.044715 * sq))
+        sq *= 3 * 0.044715
+        sq += 1.0
+        sq *= _SQRT_2_OVER_PI          # du/dx
+        d = 1.0 - t * t
+        d *= sq
+        d *= x64
+        d += 1.0
+        d += t
+        d *= 0.5
+    else:
+        d = np.exp(-0.5 * x64 * x64)
+        d *= _ONE_OVER_SQRT_2PI        # phi(x)
+        d *= x64
+        d += 0.5 * erfc(-x64 / _SQRT_2)  # + Phi(x)
+    d *= dout
+    return d.astype(x.dtype, copy=False)
+
+
 _register_unary("gelu", _gelu, "Out = X * Phi(X) (Phi: standard normal CDF); approximate=True uses tanh",
-                attrs={"approximate": False})
+                grad=("X", _gelu_grad), attrs={"approximate": False})
 
 
 # --- log, exp, sqrt, square, abs -----------------------------------------------------------------
-_register_unary("log", lambda x, attrs: np.log(x), "Out = ln(X)")
-_register_unary("exp", lambda x, attrs: np.exp(x), "Out = e ** X")
-_register_unary("sqrt", lambda x, attrs: np.sqrt(x), "Out = sqrt(X)")
-_register_unary("square", lambda x, attrs: x * x, "Out = X * X", allowed=NUMBERS)
-_register_unary("abs", lambda x, attrs: np.abs(x), "Out = |X|", allowed=NUMBERS)
+def _sqrt_grad(out, dout, attrs):
+    dx = dout / out       # dOut * 0.5 / Out
+    dx *= 0.5
+    return dx
+
+
+def _square_grad(x, dout, attrs):
+    dx = dout * x         # dOut * 2 X
+    dx *= 2
+    return dx
+
+
+def _abs_grad(x, dout, attrs):
+    dx = np.sign(x)       # sign(0) = 0
+    dx *= dout
+    return dx
+
+
+_register_unary("log", lambda x, attrs: np.log(x), "Out = ln(X)",
+                grad=("X", lambda x, dout, attrs: dout / x))
+_register_unary("exp", lambda x, attrs: np.exp(x), "Out = e ** X",
+                grad=("Out", lambda out, dout, attrs: dout * out))
+_register_unary("sqrt", lambda x, attrs: np.sqrt(x), "Out = sqrt(X)", grad=("Out", _sqrt_grad))
+_register_unary("square", lambda x, attrs: x * x, "Out = X * X", grad=("X", _square_grad),
+                allowed=NUMBERS)
+_register_unary("abs", lambda x, attrs: np.abs(x), "Out = |X|", grad=("X", _abs_grad), allowed=NUMBERS)
 
 
 # --- softmax -------------------------------------------------------------------------------------
@@ -121,6 +236,33 @@ register(
     attrs={"axis": -1},
     infer=_softmax_infer,
     kernel=lambda ins, attrs: {"Out": softmax(ins["X"], attrs["axis"])},
+    grad=standard_rule("softmax_grad", inputs=(), outputs=("Out",)),
     inplace={"Out": "X"},
     doc="Out = exp(X) / sum(exp(X)) along `axis`, computed as exp(X - max) / sum(exp(X - max))",
+)
+
+
+def _softmax_grad_kernel(ins, attrs, wanted):
+    """dX = Out * (dOut - sum(dOut * Out, axis)): one full-size temporary."""
+    if DX not in wanted:
+        return {}
+    out, dout = ins["Out"], ins[DOUT]
+    if out.ndim == 0:  # softmax of a scalar is the constant 1
+        return {DX: np.zeros_like(dout)}
+    dx = dout * out
+    dot = dx.sum(axis=attrs["axis"], keepdims=True)
+    np.subtract(dout, dot, out=dx)
+    dx *= out
+    return {DX: dx}
+
+
+register_grad(
+    "softmax_grad",
+    grad_of="softmax",
+    inputs=["Out", DOUT],
+    outputs=[optional(DX)],
+    attrs={"axis": -1},
+    like={DX: "Out"},
+    kernel=_softmax_grad_kernel,
+    inplace={DX: DOUT},
 )

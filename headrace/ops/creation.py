@@ -1,11 +1,19 @@
-"""Ops that create or convert values: constants, copies, casts, scale, n-ary sum, random fills."""
+"""Ops that create or convert values: constants, copies, casts, scale, n-ary sum, random fills.
+
+Gradients: constants, ``shape`` and the random fills have none (``NO_GRADIENT``).  The others
+emit existing ops, as the reference does: ``assign`` -> an ``assign`` of ``Out@GRAD``; ``cast`` ->
+a ``cast`` of ``Out@GRAD`` back to X's dtype (none when either dtype is not floating); ``scale``
+-> ``scale`` of ``Out@GRAD`` by the same factor, without bias; ``sum`` -> one ``sum_grad`` op
+that hands ``Out@GRAD`` itself (no copy) to every input's gradient.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from ..core.dtypes import FLOATING, convert_dtype
 from ..core.errors import DTypeError, fmt_shape
-from .registry import many, register
+from .gradrule import NO_GRADIENT, GradMaker, grad_slot
+from .registry import many, register, register_grad
 
 
 def _static_shape(ctx, name="shape"):
@@ -45,6 +53,7 @@ register(
     attrs={"shape": [], "dtype": "float32", "value": 0.0, "str_value": "", "force_cpu": False},
     infer=_fill_constant_infer,
     kernel=_fill_constant_kernel,
+    grad=NO_GRADIENT,
     doc="Out = a tensor of `shape` filled with `value`",
 )
 
@@ -69,6 +78,7 @@ register(
     infer=_fill_any_like_infer,
     kernel=_fill_any_like_kernel,
     no_need_buffer=["X"],
+    grad=NO_GRADIENT,
     doc="Out = a tensor shaped like X filled with `value` (X's data is not needed)",
 )
 
@@ -81,17 +91,24 @@ register(
     infer=lambda ctx: ctx.set("Out", (len(ctx.shape("Input")),), "int32"),
     kernel=lambda ins, attrs: {"Out": np.asarray(ins["Input"].shape, dtype=np.int32)},
     no_need_buffer=["Input"],
+    grad=NO_GRADIENT,
     doc="Out = the shape of Input as an int32 vector",
 )
 
 
 # --- assign / assign_value / cast ----------------------------------------------------------------
+def _assign_grad(g: GradMaker) -> list:
+    """X@GRAD = a copy of Out@GRAD (the reference's rule: an ``assign``)."""
+    return [g.grad_op("assign", {"X": g.output_grad("Out")}, {"Out": g.input_grad("X")}, {})]
+
+
 register(
     "assign",
     inputs=["X"],
     outputs=["Out"],
     infer=lambda ctx: ctx.set("Out", ctx.shape("X"), ctx.dtype("X")),
     kernel=lambda ins, attrs: {"Out": ins["X"].copy()},
+    grad=_assign_grad,
     doc="Out = a copy of X",
 )
 
@@ -112,17 +129,49 @@ register(
     infer=_assign_value_infer,
     kernel=lambda ins, attrs: {"Out": np.asarray(attrs["values"], dtype=convert_dtype(attrs["dtype"]).numpy)
                                .reshape(attrs["shape"])},
+    grad=NO_GRADIENT,
     doc="Out = the constant `values` (row-major) reshaped to `shape`",
 )
+
+
+def _cast_infer(ctx):
+    """An empty ``in_dtype`` is filled in with X's dtype (the gradient casts back to it); a
+    given one must be X's dtype."""
+    x_dtype = ctx.dtype("X")
+    given = ctx.attr("in_dtype")
+    if given in (None, ""):
+        ctx.attrs["in_dtype"] = str(x_dtype)
+    else:
+        try:
+            given_dtype = convert_dtype(given)
+        except TypeError:
+            ctx.fail_attr("in_dtype", "a dtype name", given)
+        if given_dtype != x_dtype:
+            ctx.fail("X", f"dtype {given_dtype} (attribute in_dtype)", str(x_dtype), error=DTypeError)
+    ctx.set("Out", ctx.shape("X"), ctx.attr("out_dtype"))
+
+
+def _cast_grad(g: GradMaker) -> list:
+    """X@GRAD = Out@GRAD cast back to X's dtype; no gradient across a non-floating dtype."""
+    in_dtype, out_dtype = g.attr("in_dtype"), g.attr("out_dtype")
+    if in_dtype in (None, ""):
+        raise ValueError(f"op `{g.type}`: attribute in_dtype is empty, so the gradient cannot "
+                         "cast back to X's dtype")
+    if convert_dtype(in_dtype) not in FLOATING or convert_dtype(out_dtype) not in FLOATING:
+        return []
+    return [g.grad_op("cast", {"X": g.output_grad("Out")}, {"Out": g.input_grad("X")},
+                      {"in_dtype": out_dtype, "out_dtype": in_dtype})]
+
 
 register(
     "cast",
     inputs=["X"],
     outputs=["Out"],
     attrs={"in_dtype": "", "out_dtype": "float32"},
-    infer=lambda ctx: ctx.set("Out", ctx.shape("X"), ctx.attr("out_dtype")),
+    infer=_cast_infer,
     kernel=lambda ins, attrs: {"Out": ins["X"].astype(convert_dtype(attrs["out_dtype"]).numpy)},
-    doc="Out = X converted to `out_dtype`",
+    grad=_cast_grad,
+    doc="Out = X converted to `out_dtype` (`in_dtype`, X's dtype, is filled in when empty)",
 )
 
 
@@ -146,8 +195,11 @@ register(
     attrs={"scale": 1.0, "bias": 0.0, "bias_after_scale": True},
     infer=lambda ctx: ctx.set("Out", ctx.shape("X"), ctx.dtype("X")),
     kernel=_scale_kernel,
+    grad=lambda g: [g.grad_op("scale", {"X": g.output_grad("Out")}, {"Out": g.input_grad("X")},
+                              {"scale": g.attr("scale"), "bias": 0.0, "bias_after_scale": True})],
     inplace={"Out": "X"},
-    doc="Out = scale * X + bias (or scale * (X + bias) when bias_after_scale is False)",
+    doc="Out = scale * X + bias (or scale * (X + bias) when bias_after_scale is False); "
+        "its gradient is a `scale` of Out@GRAD by `scale`",
 )
 
 
@@ -172,13 +224,35 @@ def _sum_kernel(ins, attrs):
     return {"Out": out}
 
 
+DX, DOUT = grad_slot("X"), grad_slot("Out")
+
+
+def _sum_grad_kernel(ins, attrs, wanted):
+    """Every X[i]@GRAD is Out@GRAD itself (the identity: no copy; unneeded positions are
+    ``@EMPTY@`` and get the same array, which costs nothing)."""
+    if DX not in wanted:
+        return {}
+    return {DX: [ins[DOUT]] * len(ins["X"])}
+
+
 register(
     "sum",
     inputs=[many("X")],
     outputs=["Out"],
     infer=_sum_infer,
     kernel=_sum_kernel,
+    grad=lambda g: [g.grad_op("sum_grad", {"X": g.input("X"), DOUT: g.output_grad("Out")},
+                              {DX: g.input_grad("X")}, {})],
     doc="Out = X[0] + X[1] + ... (all of one shape)",
+)
+register_grad(
+    "sum_grad",
+    grad_of="sum",
+    inputs=[many("X"), DOUT],
+    outputs=[many(DX, optional=True)],
+    like={DX: "X"},
+    kernel=_sum_grad_kernel,
+    no_need_buffer=["X"],
 )
 
 
@@ -225,13 +299,13 @@ def _truncated_gaussian_kernel(ins, attrs, rng):
 _RANDOM_ATTRS = {"shape": [], "dtype": "float32", "seed": 0}
 register("uniform_random", inputs=[], outputs=["Out"],
          attrs={**_RANDOM_ATTRS, "min": -1.0, "max": 1.0},
-         infer=_uniform_infer, kernel=_uniform_kernel, random=True,
+         infer=_uniform_infer, kernel=_uniform_kernel, random=True, grad=NO_GRADIENT,
          doc="Out ~ Uniform[min, max)")
 register("gaussian_random", inputs=[], outputs=["Out"],
          attrs={**_RANDOM_ATTRS, "mean": 0.0, "std": 1.0},
-         infer=_random_infer, kernel=_gaussian_kernel, random=True,
+         infer=_random_infer, kernel=_gaussian_kernel, random=True, grad=NO_GRADIENT,
          doc="Out ~ Normal(mean, std)")
 register("truncated_gaussian_random", inputs=[], outputs=["Out"],
          attrs={**_RANDOM_ATTRS, "mean": 0.0, "std": 1.0},
-         infer=_random_infer, kernel=_truncated_gaussian_kernel, random=True,
+         infer=_random_infer, kernel=_truncated_gaussian_kernel, random=True, grad=NO_GRADIENT,
          doc="Out ~ Normal(mean, std) truncated to two standard deviations")

@@ -4,15 +4,22 @@
 reduces every axis.  ``keep_dim`` keeps reduced axes as size 1; otherwise they are dropped, so
 reducing everything gives a 0-D tensor.  The output keeps the input's dtype.  float32 sums and
 means accumulate in float64 and round once.
+
+Gradients (``<type>_grad``): ``reduce_sum``/``reduce_mean``/``mean`` read ``X`` for its shape only
+and broadcast ``Out@GRAD`` back (divided by the number of reduced elements for the means).
+``reduce_max``/``reduce_min`` read ``X`` and ``Out``: the gradient goes to every element equal to
+the extreme, each receiving the *full* ``Out@GRAD`` (ties are not split), as the reference's
+``max``/``min`` do (its ``amax``/``amin`` split evenly instead).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..core.dtypes import float32, float64, int32, int64
-from ..core.errors import fmt_shape
+from ..core.errors import ShapeError, fmt_shape
+from .gradrule import grad_slot, standard_rule
 from .infer_helpers import reduce_shape
-from .registry import register
+from .registry import optional, register, register_grad
 
 FLOATS = (float32, float64)
 NUMBERS = (float32, float64, int32, int64)
@@ -75,7 +82,68 @@ _REDUCTIONS = {
     "reduce_min": (_min, NUMBERS, "Out = minimum of X over `dim`"),
 }
 
+# --- gradients ---------------------------------------------------------------------------------
+X_GRAD, OUT_GRAD = grad_slot("X"), grad_slot("Out")
+
+
+def _kept_shape(op_type, x_shape, dout, attrs):
+    """X's shape with the reduced axes set to 1, after checking ``Out@GRAD`` has Out's shape."""
+    dims, reduce_all = _dims(attrs), attrs["reduce_all"]
+    out_shape, _ = reduce_shape(x_shape, dims, attrs["keep_dim"], reduce_all)
+    if tuple(dout.shape) != tuple(out_shape):
+        raise ShapeError(f"op `{op_type}`: input `{OUT_GRAD}` has shape {fmt_shape(dout.shape)}, expected "
+                         f"{fmt_shape(out_shape)} (X of shape {fmt_shape(x_shape)} reduced over dim={dims}, "
+                         f"keep_dim={attrs['keep_dim']}, reduce_all={reduce_all})")
+    kept, _ = reduce_shape(x_shape, dims, True, reduce_all)
+    return kept
+
+
+def _broadcast_back(dout_kept, x_shape, dtype):
+    """``dout_kept`` (X's rank, reduced axes of size 1) written out at X's full shape."""
+    if tuple(dout_kept.shape) == tuple(x_shape):  # nothing was reduced away: the identity
+        return np.asarray(dout_kept, dtype=dtype)
+    dx = np.empty(x_shape, dtype=dtype)
+    np.copyto(dx, dout_kept)
+    return dx
+
+
+def _sum_grad_kernel(op_type, mean):
+    """dX = Out@GRAD broadcast to X's shape (divided by the reduced count for a mean); X shape-only."""
+    def kernel(ins, attrs, wanted):
+        if X_GRAD not in wanted:
+            return {}
+        x, dout = ins["X"], ins[OUT_GRAD]
+        kept = _kept_shape(op_type, x.shape, dout, attrs)
+        dout_kept = dout.reshape(kept)
+        if mean:
+            count = x.size // max(dout.size, 1)
+            if count > 1:
+                dout_kept = np.multiply(dout_kept, 1.0 / count, dtype=x.dtype)
+        return {X_GRAD: _broadcast_back(dout_kept, x.shape, x.dtype)}
+    return kernel
+
+
+def _extreme_grad_kernel(op_type):
+    """dX = Out@GRAD where X equals Out (every tied extreme gets the full gradient), else 0."""
+    def kernel(ins, attrs, wanted):
+        if X_GRAD not in wanted:
+            return {}
+        x, out, dout = ins["X"], ins["Out"], ins[OUT_GRAD]
+        kept = _kept_shape(op_type, x.shape, dout, attrs)
+        hit = np.equal(x, out.reshape(kept))
+        return {X_GRAD: np.asarray(np.multiply(hit, dout.reshape(kept), dtype=x.dtype))}
+    return kernel
+
+
+_GRAD_KERNELS = {
+    "reduce_sum": (_sum_grad_kernel("reduce_sum_grad", mean=False), (), ("X",)),
+    "reduce_mean": (_sum_grad_kernel("reduce_mean_grad", mean=True), (), ("X",)),
+    "reduce_max": (_extreme_grad_kernel("reduce_max_grad"), ("Out",), ()),
+    "reduce_min": (_extreme_grad_kernel("reduce_min_grad"), ("Out",), ()),
+}
+
 for _type, (_compute, _allowed, _doc) in _REDUCTIONS.items():
+    _kernel, _extra, _shape_only = _GRAD_KERNELS[_type]
     register(
         _type,
         inputs=["X"],
@@ -83,7 +151,18 @@ for _type, (_compute, _allowed, _doc) in _REDUCTIONS.items():
         attrs=dict(_REDUCE_ATTRS),
         infer=_infer_reduce(_allowed),
         kernel=_reduce_kernel(_compute),
+        grad=standard_rule(f"{_type}_grad", inputs=("X",), outputs=_extra),
         doc=_doc + "; reduce_all=True or an empty `dim` reduces every axis, keep_dim keeps them as 1",
+    )
+    register_grad(
+        f"{_type}_grad",
+        grad_of=_type,
+        inputs=["X", *_extra, OUT_GRAD],
+        outputs=[optional(X_GRAD)],
+        attrs=dict(_REDUCE_ATTRS),
+        like={X_GRAD: "X"},
+        kernel=_kernel,
+        no_need_buffer=_shape_only,
     )
 
 
@@ -99,5 +178,29 @@ register(
     outputs=["Out"],
     infer=_mean_infer,
     kernel=lambda ins, attrs: {"Out": np.asarray(np.mean(ins["X"], dtype=np.float64), dtype=ins["X"].dtype)},
+    grad=standard_rule("mean_grad", attrs=False),
     doc="Out = the mean of all elements of X (a 0-D tensor)",
+)
+
+
+def _mean_grad_kernel(ins, attrs, wanted):
+    """dX = Out@GRAD / X.size everywhere; X is read for its shape only."""
+    if X_GRAD not in wanted:
+        return {}
+    x, dout = ins["X"], ins[OUT_GRAD]
+    if dout.size != 1:
+        raise ShapeError(f"op `mean_grad`: input `{OUT_GRAD}` must hold one value (Out is 0-D), got shape "
+                         f"{fmt_shape(dout.shape)}")
+    value = dout.item() / x.size if x.size else 0.0
+    return {X_GRAD: np.full(x.shape, value, dtype=x.dtype)}
+
+
+register_grad(
+    "mean_grad",
+    grad_of="mean",
+    inputs=["X", OUT_GRAD],
+    outputs=[optional(X_GRAD)],
+    like={X_GRAD: "X"},
+    kernel=_mean_grad_kernel,
+    no_need_buffer=["X"],
 )

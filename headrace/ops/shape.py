@@ -8,14 +8,23 @@ Each shape rule is one pure function of (input shape, attrs) used by both ``infe
 -1) and the kernel (concrete dims), so build-time and run-time shapes follow the same rule.  A
 rule raises ``_Bad`` for a certain mismatch; ``infer`` turns it into a typed error naming the op.
 Kernels return NumPy views where possible (reshape, transpose, split, slice, squeeze).
+
+Gradients: ``reshape2``/``squeeze2``/``unsqueeze2``/``flatten_contiguous_range`` read only ``XShape``
+(shape only) and ``Out@GRAD``, which they reshape back (a view); ``transpose2_grad`` transposes
+``Out@GRAD`` by the inverse permutation (a view); ``concat_grad`` cuts ``Out@GRAD`` into views by the
+shapes of ``X`` (shape only); the gradient of ``split`` is a ``concat`` of the ``Out@GRAD`` pieces;
+``slice_grad`` writes ``Out@GRAD`` into zeros of ``Input``'s shape (``Input`` shape only).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import DTypeError, fmt_shape
+from ..core.errors import DTypeError, ShapeError, fmt_shape
+from .gradrule import grad_slot, standard_rule
 from .infer_helpers import normalize_axes, prod
-from .registry import REQUIRED, many, register
+from .registry import REQUIRED, many, optional, register, register_grad
+
+X_GRAD, OUT_GRAD = grad_slot("X"), grad_slot("Out")
 
 
 class _Bad(ValueError):
@@ -73,6 +82,42 @@ def _view_kernel(rule, *attrs):
     return kernel
 
 
+# --- gradients of the X -> Out, XShape view ops: Out@GRAD reshaped back to XShape[1:] ------------
+def _xshape_grad_infer(ctx):
+    ctx.set(X_GRAD, ctx.shape("XShape")[1:], ctx.dtype("XShape"))
+
+
+def _reshape_back_kernel(op_type):
+    def kernel(ins, attrs, wanted):
+        if X_GRAD not in wanted:
+            return {}
+        x_shape, dout = ins["XShape"].shape[1:], ins[OUT_GRAD]
+        if dout.size != prod(x_shape):
+            raise ShapeError(f"op `{op_type}`: input `{OUT_GRAD}` of shape {fmt_shape(dout.shape)} "
+                             f"cannot be reshaped back to X's shape {fmt_shape(x_shape)}")
+        return {X_GRAD: np.reshape(dout, x_shape)}
+    return kernel
+
+
+def _xshape_rule(op_type):
+    """The gradient rule of a view op: ``<op_type>_grad`` reads XShape and Out@GRAD only."""
+    return standard_rule(f"{op_type}_grad", inputs=(), outputs=("XShape",))
+
+
+def _register_xshape_grad(op_type, attrs):
+    register_grad(
+        f"{op_type}_grad",
+        grad_of=op_type,
+        inputs=["XShape", OUT_GRAD],
+        outputs=[optional(X_GRAD)],
+        attrs=attrs,
+        infer=_xshape_grad_infer,
+        kernel=_reshape_back_kernel(f"{op_type}_grad"),
+        no_need_buffer=["XShape"],
+        inplace={X_GRAD: OUT_GRAD},
+    )
+
+
 # --- reshape2 ------------------------------------------------------------------------------------
 def reshape_shape(x_shape, shape):
     """Out shape of reshape: 0 copies X's dim at that index, one -1 is inferred.
@@ -122,9 +167,11 @@ register(
     attrs={"shape": REQUIRED},
     infer=_view_infer(reshape_shape, "shape"),
     kernel=_view_kernel(reshape_shape, "shape"),
+    grad=_xshape_rule("reshape2"),
     inplace={"Out": "X"},
     doc="Out = X reshaped to `shape` (0 copies X's dim, one -1 is inferred); a view when possible",
 )
+_register_xshape_grad("reshape2", {"shape": REQUIRED})
 
 
 # --- transpose2 ----------------------------------------------------------------------------------
@@ -146,7 +193,44 @@ register(
     attrs={"axis": REQUIRED},
     infer=_transpose_infer,
     kernel=lambda ins, attrs: {"Out": np.transpose(ins["X"], attrs["axis"]), "XShape": _xshape_value(ins["X"])},
+    grad=standard_rule("transpose2_grad", inputs=(), attrs=("axis",)),
     doc="Out = X with its dims permuted: Out.shape[i] = X.shape[axis[i]] (a view)",
+)
+
+
+def _inverse_perm(axis, rank):
+    inverse = [0] * rank
+    for i, a in enumerate(axis):
+        inverse[int(a) % rank] = i
+    return inverse
+
+
+def _transpose_grad_infer(ctx):
+    dout_shape, axis = ctx.shape(OUT_GRAD), list(ctx.attr("axis"))
+    if len(axis) != len(dout_shape):
+        ctx.fail_attr("axis", f"a permutation of rank {len(dout_shape)}, the rank of {OUT_GRAD}", axis)
+    ctx.set(X_GRAD, [dout_shape[i] for i in _inverse_perm(axis, len(axis))], ctx.dtype(OUT_GRAD))
+
+
+def _transpose_grad_kernel(ins, attrs, wanted):
+    """dX = Out@GRAD transposed by the inverse permutation (a view)."""
+    if X_GRAD not in wanted:
+        return {}
+    dout, axis = ins[OUT_GRAD], attrs["axis"]
+    if len(axis) != dout.ndim:
+        raise ShapeError(f"op `transpose2_grad`: input `{OUT_GRAD}` has rank {dout.ndim}, but axis={list(axis)} "
+                         f"has {len(axis)} entries")
+    return {X_GRAD: np.transpose(dout, _inverse_perm(axis, dout.ndim))}
+
+
+register_grad(
+    "transpose2_grad",
+    grad_of="transpose2",
+    inputs=[OUT_GRAD],
+    outputs=[optional(X_GRAD)],
+    attrs={"axis": REQUIRED},
+    infer=_transpose_grad_infer,
+    kernel=_transpose_grad_kernel,
 )
 
 
@@ -183,7 +267,34 @@ register(
     attrs={"axis": 0},
     infer=_concat_infer,
     kernel=lambda ins, attrs: {"Out": np.concatenate(ins["X"], axis=attrs["axis"])},
+    grad=standard_rule("concat_grad"),
     doc="Out = the inputs joined along `axis` (all other dims equal)",
+)
+
+
+def _concat_grad_kernel(ins, attrs, wanted):
+    """X@GRAD[i] = the piece of Out@GRAD where X[i] sits (views); X is read for its shapes only.
+    Every position gets its piece, also those autodiff marked as not needed."""
+    if X_GRAD not in wanted:
+        return {}
+    xs, dout = ins["X"], ins[OUT_GRAD]
+    axis = int(attrs["axis"]) % max(dout.ndim, 1)
+    sizes = [x.shape[axis] for x in xs]
+    if dout.ndim == 0 or sum(sizes) != dout.shape[axis]:
+        raise ShapeError(f"op `concat_grad`: input `{OUT_GRAD}` of shape {fmt_shape(dout.shape)} does not "
+                         f"match X of shapes {[list(x.shape) for x in xs]} joined along axis {attrs['axis']}")
+    return {X_GRAD: np.split(dout, np.cumsum(sizes)[:-1], axis=axis)}
+
+
+register_grad(
+    "concat_grad",
+    grad_of="concat",
+    inputs=[many("X"), OUT_GRAD],
+    outputs=[many(X_GRAD, optional=True)],
+    attrs={"axis": 0},
+    like={X_GRAD: "X"},
+    kernel=_concat_grad_kernel,
+    no_need_buffer=["X"],
 )
 
 
@@ -235,7 +346,10 @@ register(
     attrs={"axis": 0, "num": 0, "sections": []},
     infer=_split_infer,
     kernel=_split_kernel,
-    doc="Out = X cut along `axis` into `num` equal pieces or pieces of sizes `sections` (views)",
+    grad=lambda g: [g.grad_op("concat", {"X": g.output_grad("Out")}, {"Out": g.input_grad("X")},
+                              {"axis": g.attr("axis")})],
+    doc="Out = X cut along `axis` into `num` equal pieces or pieces of sizes `sections` (views); "
+        "its gradient is a `concat` of the pieces' gradients",
 )
 
 
@@ -303,8 +417,42 @@ register(
     attrs={"axes": REQUIRED, "starts": REQUIRED, "ends": REQUIRED, "decrease_axis": [], "infer_flags": []},
     infer=_slice_infer,
     kernel=_slice_kernel,
+    grad=standard_rule("slice_grad", inputs=("Input",), input_grads=("Input",)),
     doc="Out = Input[starts[i]:ends[i]] along each axes[i] (Python slice rules, a view); "
         "the dims in decrease_axis (length 1) are removed",
+)
+
+
+def _slice_grad_kernel(ins, attrs, wanted):
+    """Input@GRAD = zeros of Input's shape with Out@GRAD written where the slice came from;
+    Input is read for its shape only."""
+    in_grad = grad_slot("Input")
+    if in_grad not in wanted:
+        return {}
+    x, dout = ins["Input"], ins[OUT_GRAD]
+    axes, sliced, decrease = _slice_plan(x.shape, attrs["axes"], attrs["starts"], attrs["ends"],
+                                         attrs["decrease_axis"])
+    out_shape = tuple(d for i, d in enumerate(sliced) if i not in decrease)
+    if tuple(dout.shape) != out_shape:
+        raise ShapeError(f"op `slice_grad`: input `{OUT_GRAD}` has shape {fmt_shape(dout.shape)}, expected "
+                         f"{fmt_shape(out_shape)} (Input of shape {fmt_shape(x.shape)} sliced)")
+    dx = np.zeros(x.shape, dtype=x.dtype)
+    index = [slice(None)] * dx.ndim
+    for a, s, e in zip(axes, attrs["starts"], attrs["ends"]):
+        index[a] = slice(*slice_bounds(x.shape[a], int(s), int(e)))
+    dx[tuple(index)] = dout.reshape(sliced)
+    return {in_grad: dx}
+
+
+register_grad(
+    "slice_grad",
+    grad_of="slice",
+    inputs=["Input", OUT_GRAD],
+    outputs=[optional(grad_slot("Input"))],
+    attrs={"axes": REQUIRED, "starts": REQUIRED, "ends": REQUIRED, "decrease_axis": [], "infer_flags": []},
+    like={grad_slot("Input"): "Input"},
+    kernel=_slice_grad_kernel,
+    no_need_buffer=["Input"],
 )
 
 
@@ -338,9 +486,11 @@ register(
     attrs={"axes": []},
     infer=_view_infer(squeeze_shape, "axes"),
     kernel=_squeeze_kernel,
+    grad=_xshape_rule("squeeze2"),
     inplace={"Out": "X"},
     doc="Out = X without its size-1 dims (all of them, or those in `axes`; others listed are kept)",
 )
+_register_xshape_grad("squeeze2", {"axes": []})
 
 
 def unsqueeze_shape(shape, axes):
@@ -362,9 +512,11 @@ register(
     attrs={"axes": REQUIRED},
     infer=_view_infer(unsqueeze_shape, "axes"),
     kernel=_view_kernel(unsqueeze_shape, "axes"),
+    grad=_xshape_rule("unsqueeze2"),
     inplace={"Out": "X"},
     doc="Out = X with size-1 dims inserted at `axes`, one after another (a view)",
 )
+_register_xshape_grad("unsqueeze2", {"axes": REQUIRED})
 
 
 # --- flatten_contiguous_range --------------------------------------------------------------------
@@ -387,6 +539,8 @@ register(
     attrs={"start_axis": 1, "stop_axis": -1},
     infer=_view_infer(flatten_shape, "start_axis", "stop_axis"),
     kernel=_view_kernel(flatten_shape, "start_axis", "stop_axis"),
+    grad=_xshape_rule("flatten_contiguous_range"),
     inplace={"Out": "X"},
     doc="Out = X with dims start_axis..stop_axis merged into one (a view when possible)",
 )
+_register_xshape_grad("flatten_contiguous_range", {"start_axis": 1, "stop_axis": -1})

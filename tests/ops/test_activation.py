@@ -192,3 +192,131 @@ def test_softmax_axis_out_of_range_is_a_build_error(axis):
 
 def test_unknown_attribute_is_a_build_error():
     check_build_error("relu", {"X": np.ones((2, 3))}, {"alpha": 0.1}, AttrError, match="alpha")
+
+
+# --- gradients: central differences in float64 ------------------------------------------------------
+from headrace.autodiff import gradients  # noqa: E402
+from headrace.ops.apply import apply_op_single  # noqa: E402
+from headrace.ops.gradrule import grad_slot  # noqa: E402
+from tests.helpers import build_and_run as run_program  # noqa: E402
+from tests.ops.gradcheck import check_grad  # noqa: E402
+
+grng = np.random.default_rng(7)
+# input ranges that keep away from kinks (relu, leaky_relu, abs at 0) and from log/sqrt's pole
+GRAD_RANGES = {"log": (0.2, 3.0), "sqrt": (0.2, 4.0)}
+GRAD_SHAPES = [(3, 4), (2, 3, 2), (5,), ()]
+
+
+def _grad_input(op, shape):
+    low, high = GRAD_RANGES.get(op, (-2.0, 2.0))
+    if low >= 0:
+        return grng.uniform(low, high, shape)
+    magnitude = grng.uniform(0.1, high, shape)           # |x| >= 0.1: no kink within eps
+    return np.where(grng.random(shape) < 0.5, -magnitude, magnitude)
+
+
+GRAD_CASES = [(op, shape, {}) for op in SCALAR_REFS for shape in GRAD_SHAPES]
+GRAD_CASES += [
+    ("gelu", (3, 4), {"approximate": True}),
+    ("gelu", (), {"approximate": True}),
+    ("leaky_relu", (3, 4), {"alpha": 0.3}),
+    ("leaky_relu", (2, 5), {"alpha": -0.5}),
+]
+
+
+@pytest.mark.parametrize("op,shape,attrs", GRAD_CASES, ids=[f"{o}-{s}-{a}" for o, s, a in GRAD_CASES])
+def test_gradient(op, shape, attrs):
+    check_grad(op, {"X": _grad_input(op, shape)}, attrs)
+
+
+SOFTMAX_GRAD_CASES = [((2, 3, 4), axis) for axis in (-1, 0, 1, 2, -2)]
+SOFTMAX_GRAD_CASES += [((4, 5), 0), ((4, 5), -1), ((6,), 0), ((), -1)]
+
+
+@pytest.mark.parametrize("shape,axis", SOFTMAX_GRAD_CASES, ids=[f"{s}-axis{a}" for s, a in SOFTMAX_GRAD_CASES])
+def test_softmax_gradient(shape, axis):
+    check_grad("softmax", {"X": grng.uniform(-2.0, 2.0, shape)}, {"axis": axis})
+
+
+def _input_grad(op, x, dout, attrs=None):
+    """X@GRAD of ``op`` at ``x`` for the output gradient ``dout``, and the program's grad op."""
+    def build(x, dout):
+        x.stop_gradient = False
+        out = apply_op_single(op, {"X": x}, attrs or {})
+        (dx,) = gradients([out], [x], target_gradients=[dout])
+        return dx
+
+    (dx,), (var,) = run_program(build, {"x": x, "dout": dout})
+    grad_op = next(o for o in var.block.ops if o.type == f"{op}_grad")
+    return dx, grad_op
+
+
+def test_derivatives_at_kinks_follow_the_reference():
+    x = np.array([-1.0, 0.0, 2.0])
+    dout = np.array([3.0, 5.0, 7.0])
+    np.testing.assert_array_equal(_input_grad("relu", x, dout)[0], [0.0, 0.0, 7.0])          # Out > 0
+    np.testing.assert_array_equal(_input_grad("leaky_relu", x, dout, {"alpha": 0.5})[0],
+                                  [1.5, 2.5, 7.0])                                           # X > 0
+    np.testing.assert_array_equal(_input_grad("abs", x, dout)[0], [-3.0, 0.0, 7.0])         # sign(0) = 0
+
+
+# the forward slot each gradient op reads besides Out@GRAD: Out where the derivative is a
+# function of the output (X may then be overwritten by the inplace forward)
+GRAD_READS = {"relu": "Out", "sigmoid": "Out", "tanh": "Out", "exp": "Out", "sqrt": "Out", "softmax": "Out",
+              "leaky_relu": "X", "gelu": "X", "log": "X", "square": "X", "abs": "X"}
+
+
+@pytest.mark.parametrize("op", sorted(GRAD_READS))
+def test_gradient_op_reads_the_cheaper_forward_slot(op):
+    x = _grad_input(op, (2, 3))
+    _, grad_op = _input_grad(op, x, np.ones_like(x))
+    assert set(grad_op.inputs) == {GRAD_READS[op], grad_slot("Out")}
+    assert lookup(f"{op}_grad").inplace == {grad_slot("X"): grad_slot("Out")}
+
+
+@pytest.mark.parametrize("op", sorted(GRAD_READS))
+def test_float32_gradient_stays_float32(op):
+    x = _grad_input(op, (3, 4))
+    dout = grng.uniform(-1.0, 1.0, (3, 4))
+    want, _ = _input_grad(op, x, dout)
+    got, _ = _input_grad(op, x.astype("float32"), dout.astype("float32"))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("op", ["sigmoid", "tanh", "gelu"])
+def test_saturated_gradient_is_zero_without_warnings(op):
+    x = np.array([-1000.0, -40.0, 40.0, 1000.0])
+    dx, _ = _input_grad(op, x, np.ones(4))
+    want = [0.0, 0.0, 1.0, 1.0] if op == "gelu" else [0.0] * 4
+    np.testing.assert_allclose(dx, want, atol=1e-15)
+
+
+def test_gradient_kernels_compute_only_wanted_outputs():
+    out = np.array([[0.2, 0.8], [0.5, 0.5]])
+    dout = np.ones((2, 2))
+    for op, ins in (("softmax_grad", {"Out": out, grad_slot("Out"): dout}),
+                    ("relu_grad", {"Out": out, grad_slot("Out"): dout}),
+                    ("gelu_grad", {"X": out, grad_slot("Out"): dout})):
+        opdef = lookup(op)
+        attrs = {name: default for name, default in opdef.attrs.items()}
+        assert opdef.bind_kernel([])(ins, attrs) == {}, op
+        assert set(opdef.bind_kernel([grad_slot("X")])(ins, attrs)) == {grad_slot("X")}, op
+
+
+def test_softmax_gradient_rows_sum_to_zero():
+    """softmax is invariant to adding a constant along the axis, so dX sums to 0 along it."""
+    out = np.array([[0.1, 0.2, 0.7], [0.3, 0.3, 0.4]])
+    kernel = lookup("softmax_grad").bind_kernel([grad_slot("X")])
+    dx = kernel({"Out": out, grad_slot("Out"): np.array([[1.0, -2.0, 0.5], [3.0, 0.0, 1.0]])},
+                {"axis": 1})[grad_slot("X")]
+    np.testing.assert_allclose(dx.sum(axis=1), 0.0, atol=1e-15)
+    # dX = Out * (dOut - <dOut, Out>), row by row
+    np.testing.assert_allclose(dx[0], out[0] * (np.array([1.0, -2.0, 0.5]) - (0.1 - 0.4 + 0.35)))
+
+
+def test_integer_gradient_is_a_clear_error():
+    kernel = lookup("square_grad").bind_kernel([grad_slot("X")])
+    with pytest.raises(TypeError, match="square_grad"):
+        kernel({"X": np.arange(3), grad_slot("Out"): np.ones(3)}, {})

@@ -252,3 +252,153 @@ CREATION_ERRORS = [
                          ids=[f"{e[0]}-{i}" for i, e in enumerate(CREATION_ERRORS)])
 def test_build_errors(op, inputs, attrs, error, match):
     check_build_error(op, inputs, attrs, error, match=match)
+
+
+# --- gradients -----------------------------------------------------------------------------------
+from headrace.autodiff import gradients  # noqa: E402
+from headrace.core.names import EMPTY_VAR_NAME  # noqa: E402
+from headrace.ops.apply import apply_op_single  # noqa: E402
+from headrace.ops.gradrule import NO_GRADIENT, grad_slot  # noqa: E402
+from headrace.ops.registry import Meta  # noqa: E402
+from tests.helpers import build_and_run as run_program  # noqa: E402
+from tests.ops.gradcheck import check_grad  # noqa: E402
+
+grng = np.random.default_rng(11)
+GRAD_CASES = [
+    ("assign", {"X": grng.uniform(-1, 1, (3, 4))}, {}),
+    ("assign", {"X": grng.uniform(-1, 1, ())}, {}),
+    ("cast", {"X": grng.uniform(-1, 1, (2, 3))}, {"in_dtype": "float64", "out_dtype": "float64"}),
+    ("cast", {"X": grng.uniform(-1, 1, (4,))}, {"out_dtype": "float64"}),      # in_dtype filled in
+    ("scale", {"X": grng.uniform(-1, 1, (3, 4))}, {"scale": 2.5}),
+    ("scale", {"X": grng.uniform(-1, 1, (3, 4))}, {"scale": -0.5, "bias": 3.0}),
+    ("scale", {"X": grng.uniform(-1, 1, (2, 3, 2))}, {"scale": 1.5, "bias": -2.0, "bias_after_scale": False}),
+    ("scale", {"X": grng.uniform(-1, 1, ())}, {"scale": 0.25, "bias": 1.0}),
+    ("sum", {"X": [grng.uniform(-1, 1, (3, 4))]}, {}),
+    ("sum", {"X": [grng.uniform(-1, 1, (2, 3)) for _ in range(3)]}, {}),
+    ("sum", {"X": [grng.uniform(-1, 1, ()) for _ in range(2)]}, {}),
+]
+
+
+@pytest.mark.parametrize("op,inputs,attrs", GRAD_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(GRAD_CASES)])
+def test_gradient(op, inputs, attrs):
+    check_grad(op, inputs, attrs)
+
+
+def _grads(build, feeds):
+    """Run ``build(**data vars)`` -> (outputs to fetch); returns the fetched values and the program."""
+    values, outs = run_program(build, feeds)
+    return values, outs[0].block
+
+
+def test_cast_gradient_casts_back_to_the_input_dtype():
+    x = np.array([[0.1, -2.5, 3.0]], "float32")
+    dout = np.array([[1e-10, 2.0, -0.3]])          # float64, not representable exactly in float32
+
+    def build(x, dout):
+        x.stop_gradient = False
+        out = apply_op_single("cast", {"X": x}, {"in_dtype": "float32", "out_dtype": "float64"})
+        (dx,) = gradients([out], [x], target_gradients=[dout])
+        return dx
+
+    (dx,), block = _grads(build, {"x": x, "dout": dout})
+    assert dx.dtype == np.float32
+    np.testing.assert_array_equal(dx, dout.astype("float32"))
+    back = [op for op in block.ops if op.type == "cast"][-1]
+    assert back.attrs["in_dtype"] == "float64" and back.attrs["out_dtype"] == "float32"
+
+
+def test_cast_to_or_from_integers_gives_no_gradient():
+    def build(x):
+        x.stop_gradient = False
+        as_int = apply_op_single("cast", {"X": x}, {"out_dtype": "int32"})
+        back = apply_op_single("cast", {"X": as_int}, {"out_dtype": "float64"})
+        loss = apply_op_single("scale", {"X": back}, {"scale": 2.0})
+        assert gradients([loss], [x]) == [None]            # nothing flows through int32
+        assert gradients([loss], [as_int]) == [None]       # an integer source gets none either
+        return loss
+
+    _grads(build, {"x": np.array([1.5, -2.5])})
+
+
+def test_cast_fills_in_and_checks_in_dtype():
+    def build(x):
+        return apply_op_single("cast", {"X": x}, {"out_dtype": "float64"})
+
+    _, block = _grads(build, {"x": np.ones((2, 3), "float32")})
+    assert block.ops[-1].attrs["in_dtype"] == "float32"
+    message = check_build_error("cast", {"X": np.ones((2, 3), "float32")},
+                                {"in_dtype": "float64", "out_dtype": "int32"}, DTypeError)
+    assert "in_dtype" in message and "float32" in message
+
+
+def test_scale_gradient_is_a_scale_without_bias():
+    def build(x, dout):
+        x.stop_gradient = False
+        out = apply_op_single("scale", {"X": x}, {"scale": -3.0, "bias": 5.0, "bias_after_scale": False})
+        return gradients([out], [x], target_gradients=[dout])[0]
+
+    dout = np.array([1.0, -2.0, 0.5])
+    (dx,), block = _grads(build, {"x": np.array([4.0, 5.0, 6.0]), "dout": dout})
+    np.testing.assert_array_equal(dx, -3.0 * dout)
+    grad_op = block.ops[-1]
+    assert grad_op.type == "scale" and grad_op.attrs["bias"] == 0.0 and grad_op.attrs["scale"] == -3.0
+
+
+def test_sum_gradient_of_some_inputs_only():
+    """Only b needs a gradient: the sum_grad op keeps a@GRAD and c@GRAD's positions as @EMPTY@."""
+    def build(a, b, c, dout):
+        b.stop_gradient = False
+        out = apply_op_single("sum", {"X": [a, b, c]})
+        return gradients([out], [b], target_gradients=[dout])[0]
+
+    dout = np.array([[1.0, 2.0], [3.0, -4.0]])
+    feeds = {"a": np.zeros((2, 2)), "b": np.ones((2, 2)), "c": np.full((2, 2), 2.0), "dout": dout}
+    (db,), block = _grads(build, feeds)
+    np.testing.assert_array_equal(db, dout)
+    grad_op = block.ops[-1]
+    assert grad_op.type == "sum_grad"
+    outs = grad_op.outputs[grad_slot("X")]
+    assert outs[0] == outs[2] == EMPTY_VAR_NAME and outs[1] != EMPTY_VAR_NAME
+
+
+def test_sum_of_one_variable_twice_accumulates():
+    def build(a, dout):
+        a.stop_gradient = False
+        out = apply_op_single("sum", {"X": [a, a, a]})
+        return gradients([out], [a], target_gradients=[dout])[0]
+
+    dout = np.array([1.0, -2.0])
+    (da,), _ = _grads(build, {"a": np.array([0.5, 0.25]), "dout": dout})
+    np.testing.assert_array_equal(da, 3.0 * dout)
+
+
+def test_sum_grad_kernel_hands_out_the_output_gradient_without_copying():
+    opdef = lookup("sum_grad")
+    dout = np.arange(6.0).reshape(2, 3)
+    ins = {"X": [Meta((2, 3), "float64")] * 3, grad_slot("Out"): dout}
+    assert opdef.bind_kernel([])(ins, {}) == {}
+    got = opdef.bind_kernel([grad_slot("X")])(ins, {})[grad_slot("X")]
+    assert len(got) == 3 and all(g is dout for g in got)
+    assert opdef.no_need_buffer == {"X"}
+
+
+NO_GRADIENT_OPS = ["fill_constant", "fill_any_like", "shape", "assign_value", "uniform_random",
+                   "gaussian_random", "truncated_gaussian_random"]
+
+
+@pytest.mark.parametrize("op", NO_GRADIENT_OPS)
+def test_ops_without_a_gradient(op):
+    assert lookup(op).grad is NO_GRADIENT
+
+
+@pytest.mark.parametrize("op", ["fill_any_like", "shape"])
+def test_gradient_does_not_flow_through_shape_only_ops(op):
+    slot = "Input" if op == "shape" else "X"
+
+    def build(x):
+        x.stop_gradient = False
+        out = apply_op_single(op, {slot: x})
+        assert gradients([out], [x]) == [None]
+        return out
+
+    _grads(build, {"x": np.ones((2, 3))})

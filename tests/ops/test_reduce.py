@@ -145,3 +145,93 @@ def test_bad_dim_is_a_build_error(op, dim):
 def test_unsupported_dtype_is_a_build_error(op, dtype):
     message = check_build_error(op, {"X": np.ones((2, 3), dtype)}, {}, DTypeError)
     assert "input `X`" in message and dtype in message
+
+
+# --- gradients: central differences in float64 ------------------------------------------------------
+from tests.ops.gradcheck import check_grad  # noqa: E402
+
+grng = np.random.default_rng(11)
+
+
+def _distinct(shape):
+    """Values at least 0.05 apart, so max/min have no ties and finite differences cannot flip them."""
+    n = int(np.prod(shape, dtype=np.int64))
+    return (grng.permutation(n) * 0.1 - 1.0 + grng.uniform(0.0, 0.05, n)).reshape(shape)
+
+
+GRAD_CASES = [(op, (2, 3, 4), attrs) for op in REFS for attrs in ATTRS]
+GRAD_CASES += [(op, shape, attrs) for op in REFS for shape, attrs in [
+    ((5,), {"dim": [0]}),                      # rank 1 -> 0-D
+    ((5,), {"dim": [0], "keep_dim": True}),
+    ((), {"reduce_all": True}),                # 0-D input
+    ((2, 3, 2, 2), {"dim": [1, 3]}),
+    ((3, 1, 2), {"dim": [1]}),                 # reducing a size-1 axis: the identity
+]]
+
+
+@pytest.mark.parametrize("op,shape,attrs", GRAD_CASES, ids=[f"{o}-{s}-{a}" for o, s, a in GRAD_CASES])
+def test_gradient(op, shape, attrs):
+    check_grad(op, {"X": _distinct(shape)}, attrs)
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 4), (5,), (1,), ()])
+def test_mean_gradient(shape):
+    check_grad("mean", {"X": _distinct(shape)})
+
+
+@pytest.mark.parametrize("op,x,dim,want", [
+    ("reduce_max", [[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]], [1], [[0.0, 1.0, 1.0], [1.0, 1.0, 0.0]]),
+    ("reduce_min", [[1.0, 3.0, 1.0], [0.0, 2.0, 0.0]], [1], [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]),
+    ("reduce_max", [[5.0, 1.0], [5.0, 5.0]], [], [[1.0, 0.0], [1.0, 1.0]]),
+])
+def test_max_min_ties_send_the_full_gradient_to_every_extreme(op, x, dim, want):
+    """The reference's rule for max/min (not amax/amin): each tied element gets all of Out@GRAD."""
+    from headrace.autodiff import gradients
+    from headrace.ops.apply import apply_op_single
+    from tests.helpers import build_and_run
+
+    x = np.array(x)
+    dout = np.array([2.0, -3.0]) if dim else np.array(4.0)
+
+    def build(x, w):
+        x.stop_gradient = False
+        return gradients([apply_op_single(op, {"X": x}, {"dim": dim})], [x], target_gradients=[w])
+
+    (dx,), _ = build_and_run(build, {"x": x, "w": dout})
+    scale = dout[:, None] if dim else dout
+    np.testing.assert_array_equal(dx, np.array(want) * scale)
+
+
+def test_grad_kernels_compute_only_what_is_wanted_and_keep_dtype():
+    from headrace.ops.registry import Meta, lookup
+
+    attrs = {"dim": [0, 2], "keep_dim": False, "reduce_all": False}
+    dout = np.array([1.0, 2.0, 3.0], dtype="float32")
+    x_meta = Meta((2, 3, 4), "float32")
+    for op in ("reduce_sum_grad", "reduce_mean_grad"):
+        kernel = lookup(op).kernel
+        assert kernel({"X": x_meta, "Out@GRAD": dout}, attrs, frozenset()) == {}
+        dx = kernel({"X": x_meta, "Out@GRAD": dout}, attrs, frozenset({"X@GRAD"}))["X@GRAD"]
+        scale = 1.0 if op == "reduce_sum_grad" else 1.0 / 8
+        assert dx.dtype == np.float32 and dx.shape == (2, 3, 4)
+        np.testing.assert_allclose(dx, np.broadcast_to(dout[None, :, None] * scale, (2, 3, 4)), rtol=1e-7)
+    x = np.arange(24, dtype="float32").reshape(2, 3, 4)
+    max_grad = lookup("reduce_max_grad").kernel
+    ins = {"X": x, "Out": x.max(axis=(0, 2)), "Out@GRAD": dout}
+    assert max_grad(ins, attrs, frozenset()) == {}
+    dx = max_grad(ins, attrs, frozenset({"X@GRAD"}))["X@GRAD"]
+    assert dx.dtype == np.float32 and dx.sum() == dout.sum() and np.all(dx[1, :, 3] == dout)
+    dx = lookup("mean_grad").kernel({"X": Meta((2, 5), "float32"), "Out@GRAD": np.array(3.0, "float32")},
+                                    {}, frozenset({"X@GRAD"}))["X@GRAD"]
+    assert dx.dtype == np.float32
+    np.testing.assert_allclose(dx, np.full((2, 5), 0.3), rtol=1e-7)
+
+
+def test_grad_kernel_rejects_a_mis_shaped_out_grad():
+    from headrace.core.errors import ShapeError
+    from headrace.ops.registry import Meta, lookup
+
+    attrs = {"dim": [1], "keep_dim": False, "reduce_all": False}
+    with pytest.raises(ShapeError, match="reduce_sum_grad.*Out@GRAD.*\\[2, 4\\]"):
+        lookup("reduce_sum_grad").kernel({"X": Meta((2, 3, 4), "float64"), "Out@GRAD": np.ones((2, 3))},
+                                         attrs, frozenset({"X@GRAD"}))

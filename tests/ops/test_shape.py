@@ -362,3 +362,161 @@ def test_slice_rule_matches_python_and_unknown_dims(dim, start, end):
     assert list(range(dim))[start:end] == list(range(lo, hi))
     got = _infer("slice", {"Input": (-1, 2)}, {"axes": [0], "starts": [start], "ends": [end]})["Out"][0]
     assert got[1] == 2 and got[0] in (-1, hi - lo)
+
+
+# --- gradients: central differences in float64 ------------------------------------------------------
+from tests.ops.gradcheck import check_grad  # noqa: E402
+
+grng = np.random.default_rng(7)
+
+
+def _g(*shape):
+    return grng.standard_normal(shape)
+
+
+VIEW_GRADS = [  # (op, X shape, attrs): X -> Out, XShape ops
+    ("reshape2", (2, 3, 4), {"shape": [6, 4]}),
+    ("reshape2", (2, 3, 4), {"shape": [0, -1]}),
+    ("reshape2", (2, 3, 4), {"shape": [4, -1, 2]}),
+    ("reshape2", (), {"shape": [1, 1]}),
+    ("transpose2", (2, 3, 4), {"axis": [2, 0, 1]}),
+    ("transpose2", (2, 3, 4), {"axis": [1, -1, 0]}),
+    ("transpose2", (3, 4), {"axis": [1, 0]}),
+    ("transpose2", (3,), {"axis": [0]}),
+    ("squeeze2", (2, 1, 3, 1), {"axes": []}),
+    ("squeeze2", (2, 1, 3, 1), {"axes": [1]}),
+    ("squeeze2", (2, 1, 3, 1), {"axes": [-1, 1]}),
+    ("squeeze2", (2, 3), {"axes": [1]}),                  # a listed dim of size != 1 is kept
+    ("unsqueeze2", (2, 3), {"axes": [0, 3]}),
+    ("unsqueeze2", (2, 3), {"axes": [-1]}),
+    ("unsqueeze2", (2, 3), {"axes": [1, 1]}),
+    ("unsqueeze2", (), {"axes": [0]}),
+    ("flatten_contiguous_range", (2, 3, 4), {}),
+    ("flatten_contiguous_range", (2, 3, 4), {"start_axis": 0, "stop_axis": 1}),
+    ("flatten_contiguous_range", (2, 3, 2, 2), {"start_axis": 1, "stop_axis": -2}),
+    ("flatten_contiguous_range", (2, 3), {"start_axis": 1, "stop_axis": 1}),
+    ("flatten_contiguous_range", (), {"start_axis": 0, "stop_axis": -1}),
+]
+
+
+@pytest.mark.parametrize("op,shape,attrs", VIEW_GRADS, ids=[f"{o}-{s}-{a}" for o, s, a in VIEW_GRADS])
+def test_view_op_gradient(op, shape, attrs):
+    check_grad(op, {"X": _g(*shape)}, attrs, out_slots=("Out",))
+
+
+CONCAT_GRADS = [
+    ([(2, 3), (4, 3), (1, 3)], 0),
+    ([(2, 3, 2), (2, 1, 2)], 1),
+    ([(2, 2), (2, 3)], -1),
+    ([(3, 2, 2), (3, 2, 1), (3, 2, 2)], -1),
+    ([(2, 3)], 0),
+]
+
+
+@pytest.mark.parametrize("shapes,axis", CONCAT_GRADS, ids=[f"{s}-axis{a}" for s, a in CONCAT_GRADS])
+def test_concat_gradient(shapes, axis):
+    check_grad("concat", {"X": [_g(*s) for s in shapes]}, {"axis": axis})
+
+
+SPLIT_GRADS = [
+    ((4, 6), {"num": 2, "axis": 1}, 2),
+    ((5, 3), {"sections": [1, -1, 2], "axis": 0}, 3),
+    ((2, 3, 3), {"num": 3, "axis": -1}, 3),
+    ((4, 2), {"sections": [4], "axis": 0}, 1),
+    ((3, 4), {"sections": [0, 4], "axis": 1}, 2),          # an empty piece
+]
+
+
+@pytest.mark.parametrize("shape,attrs,n", SPLIT_GRADS, ids=[f"{s}-{a}" for s, a, _ in SPLIT_GRADS])
+def test_split_gradient(shape, attrs, n):
+    check_grad("split", {"X": _g(*shape)}, attrs, outputs={"Out": n})
+
+
+SLICE_GRADS = [
+    ((3, 4, 5), {"axes": [0, 2], "starts": [1, -3], "ends": [3, 10000]}),
+    ((3, 4, 5), {"axes": [1], "starts": [2], "ends": [3], "decrease_axis": [1]}),
+    ((3, 4), {"axes": [0, 1], "starts": [-2, 0], "ends": [-1, -1], "decrease_axis": [0]}),
+    ((3, 4), {"axes": [-1], "starts": [-100], "ends": [2]}),
+    ((2, 3), {"axes": [0, 1], "starts": [1, 2], "ends": [2, 3], "decrease_axis": [0, 1]}),  # to 0-D
+    ((3, 4), {"axes": [1], "starts": [3], "ends": [1]}),                    # empty: zero gradient
+    ((4, 3), {"axes": [0], "starts": [1], "ends": [3]}),                    # the (unknown) batch axis
+]
+
+
+@pytest.mark.parametrize("shape,attrs", SLICE_GRADS, ids=[str(a) for _, a in SLICE_GRADS])
+def test_slice_gradient(shape, attrs):
+    check_grad("slice", {"Input": _g(*shape)}, attrs)
+
+
+def test_split_gradient_zero_fills_unused_pieces():
+    """Only the middle piece reaches the target: the others' gradients are zero-filled and the
+    `concat` that forms X@GRAD puts Out@GRAD exactly where the middle piece came from."""
+    from headrace.autodiff import gradients
+    from headrace.nn.tensor import split
+    from tests.helpers import build_and_run
+
+    def build(x, w):
+        x.stop_gradient = False
+        return gradients([split(x, 3, axis=1)[1]], [x], target_gradients=[w])
+
+    w = _g(2, 2)
+    (dx,), _ = build_and_run(build, {"x": _g(2, 6), "w": w})
+    want = np.zeros((2, 6))
+    want[:, 2:4] = w
+    np.testing.assert_array_equal(dx, want)
+
+
+def test_concat_gradient_of_one_input_only():
+    """Inputs that need no gradient are `@EMPTY@` positions; the one wanted gets its piece."""
+    from headrace.autodiff import gradients
+    from headrace.ops.apply import apply_op_single
+    from tests.helpers import build_and_run
+
+    def build(a, b, c, w):
+        b.stop_gradient = False
+        out = apply_op_single("concat", {"X": [a, b, c]}, {"axis": 1})
+        return gradients([out], [b], target_gradients=[w])
+
+    w = _g(2, 6)
+    (db,), _ = build_and_run(build, {"a": _g(2, 1), "b": _g(2, 3), "c": _g(2, 2), "w": w})
+    np.testing.assert_array_equal(db, w[:, 1:4])
+
+
+def test_view_grad_kernels_read_shapes_only_and_return_views():
+    """reshape2_grad/transpose2_grad/concat_grad kernels work from shapes (Meta), compute nothing
+    that is not wanted, and hand back views of Out@GRAD."""
+    from headrace.ops.registry import Meta, lookup
+
+    dout = _g(6, 4)
+    reshape = lookup("reshape2_grad").kernel
+    ins = {"XShape": Meta((0, 2, 3, 4), "float64"), "Out@GRAD": dout}
+    assert reshape(ins, {"shape": [6, 4]}, frozenset()) == {}
+    dx = reshape(ins, {"shape": [6, 4]}, frozenset({"X@GRAD"}))["X@GRAD"]
+    assert dx.shape == (2, 3, 4) and np.shares_memory(dx, dout)
+
+    dout = _g(4, 2, 3)
+    dx = lookup("transpose2_grad").kernel({"Out@GRAD": dout}, {"axis": [2, 0, 1]},
+                                           frozenset({"X@GRAD"}))["X@GRAD"]
+    np.testing.assert_array_equal(dx, np.transpose(dout, (1, 2, 0)))
+
+    dout = _g(2, 5)
+    pieces = lookup("concat_grad").kernel({"X": [Meta((2, 2), "float64"), Meta((2, 3), "float64")],
+                                           "Out@GRAD": dout}, {"axis": -1}, frozenset({"X@GRAD"}))["X@GRAD"]
+    assert [p.shape for p in pieces] == [(2, 2), (2, 3)] and all(np.shares_memory(p, dout) for p in pieces)
+    np.testing.assert_array_equal(np.concatenate(pieces, axis=1), dout)
+
+
+def test_slice_grad_places_out_grad_and_keeps_dtype():
+    from headrace.ops.registry import Meta, lookup
+
+    kernel = lookup("slice_grad").kernel
+    attrs = {"axes": [0, 1], "starts": [-2, 1], "ends": [-1, 3], "decrease_axis": [0], "infer_flags": []}
+    dout = np.array([5.0, 7.0], dtype="float32")
+    dx = kernel({"Input": Meta((3, 4), "float32"), "Out@GRAD": dout}, attrs, frozenset({"Input@GRAD"}))
+    want = np.zeros((3, 4), dtype="float32")
+    want[1, 1:3] = [5.0, 7.0]
+    assert dx["Input@GRAD"].dtype == np.float32
+    np.testing.assert_array_equal(dx["Input@GRAD"], want)
+    with pytest.raises(ShapeError, match="slice_grad"):
+        kernel({"Input": Meta((3, 4), "float32"), "Out@GRAD": np.ones(3, "float32")}, attrs,
+               frozenset({"Input@GRAD"}))
