@@ -3,14 +3,23 @@
 
 Dims may be -1 at build time: an unknown inner dim is never reported as a mismatch, an unknown
 batch dim passes through to the output.
+
+Gradients: ``mul_grad`` is two BLAS calls on 2-D views (dX = dOut @ Y^T, dY = X^T @ dOut, each only
+when wanted).  ``matmul_v2_grad``/``matmul_grad`` compute each operand's gradient in the operand's
+own layout (transposes are views handed to BLAS), then sum it over the batch dims the operand was
+broadcast along; a 2-D operand against a batched one is handled by flattening the batch into the
+matrix rows, one BLAS call instead of a product per batch element and a sum.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..core.errors import fmt_shape
+from .gradrule import grad_slot, standard_rule
 from .infer_helpers import BroadcastError, matmul_shape, prod
-from .registry import register
+from .registry import optional, register, register_grad
+
+X_GRAD, Y_GRAD, OUT_GRAD = grad_slot("X"), grad_slot("Y"), grad_slot("Out")
 
 
 # --- mul: X flattened to [M, K] at x_num_col_dims, Y to [K, N] at y_num_col_dims -------------------
@@ -49,8 +58,33 @@ register(
     attrs={"x_num_col_dims": 1, "y_num_col_dims": 1},
     infer=_mul_infer,
     kernel=_mul_kernel,
+    grad=standard_rule("mul_grad", inputs=("X", "Y"), input_grads=("X", "Y")),
     doc="Out = X (flattened to 2-D at x_num_col_dims) @ Y (flattened at y_num_col_dims), "
         "shaped X.shape[:x_num_col_dims] + Y.shape[y_num_col_dims:]",
+)
+
+
+def _mul_grad_kernel(ins, attrs, wanted):
+    x, y, dout = ins["X"], ins["Y"], ins[OUT_GRAD]
+    xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
+    m, k, n = prod(x.shape[:xn]), prod(x.shape[xn:]), prod(y.shape[yn:])
+    d2 = dout.reshape(m, n)
+    result = {}
+    if X_GRAD in wanted:
+        result[X_GRAD] = np.dot(d2, y.reshape(k, n).T).reshape(x.shape)
+    if Y_GRAD in wanted:
+        result[Y_GRAD] = np.dot(x.reshape(m, k).T, d2).reshape(y.shape)
+    return result
+
+
+register_grad(
+    "mul_grad",
+    grad_of="mul",
+    inputs=["X", "Y", OUT_GRAD],
+    outputs=[optional(X_GRAD), optional(Y_GRAD)],
+    attrs={"x_num_col_dims": 1, "y_num_col_dims": 1},
+    like={X_GRAD: "X", Y_GRAD: "Y"},
+    kernel=_mul_grad_kernel,
 )
 
 
@@ -73,13 +107,76 @@ def _infer_matmul(trans_x_attr, trans_y_attr):
     return infer
 
 
+def _t(a):
+    return np.swapaxes(a, -1, -2)
+
+
+def _mm(a, b):
+    """``a @ b``; a batched ``a`` times a 2-D ``b`` is one BLAS call on ``a``'s rows."""
+    if b.ndim == 2 and a.ndim > 2:
+        return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[-1],))
+    return np.matmul(a, b)
+
+
 def _matmul_product(x, y, trans_x, trans_y):
     """NumPy matmul; a transpose flag swaps the last two dims of an operand of rank >= 2."""
     if trans_x and x.ndim >= 2:
-        x = np.swapaxes(x, -1, -2)
+        x = _t(x)
     if trans_y and y.ndim >= 2:
-        y = np.swapaxes(y, -1, -2)
+        y = _t(y)
+    if x.ndim > 2 and y.ndim == 2 and not trans_x:
+        return _mm(x, y)
     return np.asarray(np.matmul(x, y))
+
+
+def _sum_to(grad, shape):
+    """Sum a gradient computed at the broadcast batch shape down to an operand's ``shape``."""
+    if grad.shape == tuple(shape):
+        return grad
+    lead = grad.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
+                                      if d == 1 and grad.shape[lead + i] != 1)
+    return grad.sum(axis=axes).reshape(shape) if axes else grad.reshape(shape)
+
+
+def _rows(a):
+    """A batched matrix as one 2-D matrix of all its rows (a view when ``a`` is contiguous)."""
+    return a.reshape(-1, a.shape[-1])
+
+
+def _matmul_grads(x, y, dout, trans_x, trans_y, alpha, wanted):
+    """X@GRAD / Y@GRAD of ``alpha * op(X) @ op(Y)``, each only when wanted."""
+    x_vec, y_vec = x.ndim == 1, y.ndim == 1
+    x2 = x.reshape(1, -1) if x_vec else x          # 1-D operands as the matmul promotes them
+    y2 = y.reshape(-1, 1) if y_vec else y
+    tx, ty = trans_x and not x_vec, trans_y and not y_vec
+    d = dout
+    if y_vec:
+        d = d[..., None]
+    if x_vec:
+        d = d[..., None, :]                          # d: [..., M, N]
+    result = {}
+    if X_GRAD in wanted:                             # in X's layout: [..., M, K] or [..., K, M]
+        if not tx:
+            dx = _mm(d, y2 if ty else _t(y2))
+        else:
+            dx = np.matmul(_t(y2) if ty else y2, _t(d))
+        dx = _sum_to(dx, x2.shape).reshape(x.shape)
+        if alpha != 1.0:
+            dx *= alpha
+        result[X_GRAD] = dx
+    if Y_GRAD in wanted:                             # in Y's layout: [..., K, N] or [..., N, K]
+        if y2.ndim == 2 and d.ndim > 2 and not tx:   # batch folded into the rows: one product
+            dy = np.dot(_rows(x2).T, _rows(d)) if not ty else np.dot(_rows(d).T, _rows(x2))
+        elif not ty:
+            dy = np.matmul(x2 if tx else _t(x2), d)
+        else:
+            dy = np.matmul(_t(d), _t(x2) if tx else x2)
+        dy = _sum_to(dy, y2.shape).reshape(y.shape)
+        if alpha != 1.0:
+            dy *= alpha
+        result[Y_GRAD] = dy
+    return result
 
 
 def _matmul_v2_kernel(ins, attrs):
@@ -93,8 +190,24 @@ register(
     attrs={"trans_x": False, "trans_y": False},
     infer=_infer_matmul("trans_x", "trans_y"),
     kernel=_matmul_v2_kernel,
+    grad=standard_rule("matmul_v2_grad", inputs=("X", "Y"), input_grads=("X", "Y")),
     doc="Out = op(X) @ op(Y), NumPy matmul semantics (1-D operands, broadcast batch dims); "
         "op transposes the last two dims when trans_x/trans_y is set",
+)
+
+
+def _matmul_v2_grad_kernel(ins, attrs, wanted):
+    return _matmul_grads(ins["X"], ins["Y"], ins[OUT_GRAD], attrs["trans_x"], attrs["trans_y"], 1.0, wanted)
+
+
+register_grad(
+    "matmul_v2_grad",
+    grad_of="matmul_v2",
+    inputs=["X", "Y", OUT_GRAD],
+    outputs=[optional(X_GRAD), optional(Y_GRAD)],
+    attrs={"trans_x": False, "trans_y": False},
+    like={X_GRAD: "X", Y_GRAD: "Y"},
+    kernel=_matmul_v2_grad_kernel,
 )
 
 
@@ -113,5 +226,22 @@ register(
     attrs={"transpose_X": False, "transpose_Y": False, "alpha": 1.0},
     infer=_infer_matmul("transpose_X", "transpose_Y"),
     kernel=_matmul_v1_kernel,
+    grad=standard_rule("matmul_grad", inputs=("X", "Y"), input_grads=("X", "Y")),
     doc="Out = alpha * (op(X) @ op(Y)), the shape rules of matmul_v2",
+)
+
+
+def _matmul_v1_grad_kernel(ins, attrs, wanted):
+    return _matmul_grads(ins["X"], ins["Y"], ins[OUT_GRAD], attrs["transpose_X"], attrs["transpose_Y"],
+                         attrs["alpha"], wanted)
+
+
+register_grad(
+    "matmul_grad",
+    grad_of="matmul",
+    inputs=["X", "Y", OUT_GRAD],
+    outputs=[optional(X_GRAD), optional(Y_GRAD)],
+    attrs={"transpose_X": False, "transpose_Y": False, "alpha": 1.0},
+    like={X_GRAD: "X", Y_GRAD: "Y"},
+    kernel=_matmul_v1_grad_kernel,
 )

@@ -5,6 +5,18 @@ scores' shape and dtype.  A hard label outside ``[0, D)`` that is not ``ignore_i
 ``IndexError`` at run time (the executor names the op and where it was built); it is never
 clamped or wrapped around.  Like the reference, ``-log(p)`` is clamped to at most 1e20, so a zero
 probability gives a large finite loss, not ``inf``.
+
+Gradients flow to the scores only (``X`` / ``Logits``), never to labels, soft or hard.  Rows whose
+label is ``ignore_index`` get a zero gradient.  ``softmax_with_cross_entropy_grad`` reads
+``Softmax``, ``Label`` and ``Loss@GRAD`` (not ``Logits``): ``(Softmax * sum(Label) - Label) * dLoss``
+with soft labels (the reference writes ``Softmax - Label``, the same for labels summing to 1; ours
+is the exact derivative for any label), ``(Softmax - onehot(Label)) * dLoss`` with hard ones.
+With ``use_softmax=False`` (``Softmax`` is a copy of the probabilities) it is the gradient of
+``-log p``: ``-dLoss / p`` at the label (hard), ``-dLoss * Label / p`` (soft), as in
+``cross_entropy_grad``.  A gradient ``Softmax@GRAD`` (the Softmax output used elsewhere) is not
+propagated, as in the reference.  Where a probability is exactly 0 the ``-log`` gradient is
+``-inf`` (the reference's division; the forward's 1e20 clamp has no useful slope), except that a
+soft label of 0 gives 0 there, the exact derivative of its zero term.
 """
 from __future__ import annotations
 
@@ -12,8 +24,9 @@ import numpy as np
 
 from ..core.dtypes import float32, float64, int32, int64
 from ..core.errors import fmt_shape
+from .gradrule import NO_GRADIENT, grad_slot, standard_rule
 from .infer_helpers import normalize_axes
-from .registry import register
+from .registry import optional, register, register_grad
 
 FLOATS = (float32, float64)
 _TOLERABLE = 1e20   # the reference's stand-in for infinity in -log(p)
@@ -79,6 +92,22 @@ def _hard_pick(values, label, axis, ignore_index):
     return picked, ignored
 
 
+def _neg_log_grad(p, label, dloss, axis, soft_label, ignore_index):
+    """The gradient of ``-log p[label]`` (hard) / ``-sum(label * log p)`` (soft) with respect to
+    ``p``, times ``dloss`` (size 1 along ``axis``)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if soft_label:
+            grad = label * dloss
+            np.negative(grad, out=grad)
+            np.divide(grad, p, out=grad, where=label != 0)   # a 0 label: a 0 term, a 0 gradient
+            return grad
+        picked, ignored = _hard_pick(p, label, axis, ignore_index)
+        grad = np.zeros_like(p)
+        values = np.where(ignored, p.dtype.type(0), -dloss / picked)
+        np.put_along_axis(grad, np.where(ignored, 0, label), values.astype(p.dtype, copy=False), axis=axis)
+        return grad
+
+
 def _nll(log_p, label, axis, soft_label, ignore_index):
     """-log p[label] (0 where ignored), or -sum(label * log p) for soft labels, keeping ``axis``."""
     if soft_label:
@@ -112,8 +141,28 @@ register(
     attrs={"soft_label": False, "ignore_index": -100},
     infer=_cross_entropy_infer,
     kernel=_cross_entropy_kernel,
+    grad=standard_rule("cross_entropy_grad", inputs=("X", "Label"), output_grads=("Y",), input_grads=("X",)),
     doc="Y = -log(X[..., Label]) for hard labels (0 where Label == ignore_index), or "
         "-sum(Label * log(X), -1) for soft labels; X holds probabilities [..., D], Y is [..., 1]",
+)
+
+
+def _cross_entropy_grad_kernel(ins, attrs, wanted):
+    if grad_slot("X") not in wanted:
+        return {}
+    x = ins["X"]
+    grad = _neg_log_grad(x, ins["Label"], ins[grad_slot("Y")], -1, attrs["soft_label"], attrs["ignore_index"])
+    return {grad_slot("X"): grad}
+
+
+register_grad(
+    "cross_entropy_grad",
+    grad_of="cross_entropy",
+    inputs=["X", "Label", grad_slot("Y")],
+    outputs=[optional(grad_slot("X"))],
+    attrs={"soft_label": False, "ignore_index": -100},
+    like={grad_slot("X"): "X"},
+    kernel=_cross_entropy_grad_kernel,
 )
 
 
@@ -161,9 +210,47 @@ register(
            "use_softmax": True, "axis": -1},
     infer=_swce_infer,
     kernel=_swce_kernel,
+    grad=standard_rule("softmax_with_cross_entropy_grad", inputs=("Label",), outputs=("Softmax",),
+                       output_grads=("Loss",), input_grads=("Logits",)),
     doc="Softmax = softmax(Logits) along `axis`; Loss = cross entropy of Softmax and Label, computed "
         "from log-sum-exp (always numerically stable: `numeric_stable_mode` is accepted for "
         "compatibility). use_softmax=False: Logits already are probabilities (Softmax = a copy).",
+)
+
+
+def _swce_grad_kernel(ins, attrs, wanted):
+    if grad_slot("Logits") not in wanted:
+        return {}
+    softmax, label, dloss = ins["Softmax"], ins["Label"], ins[grad_slot("Loss")]
+    axis = attrs["axis"] % softmax.ndim
+    soft, ignore_index = attrs["soft_label"], attrs["ignore_index"]
+    if not attrs["use_softmax"]:
+        return {grad_slot("Logits"): _neg_log_grad(softmax, label, dloss, axis, soft, ignore_index)}
+    if soft:
+        grad = softmax * (np.sum(label, axis=axis, keepdims=True) * dloss)
+        grad -= label * dloss
+        return {grad_slot("Logits"): grad}
+    check_labels(label, softmax.shape[axis], ignore_index)
+    ignored = label == ignore_index
+    if ignored.any():
+        dloss = np.where(ignored, dloss.dtype.type(0), dloss)
+        label = np.where(ignored, 0, label)
+    grad = softmax * dloss
+    picked = np.take_along_axis(grad, label, axis=axis)
+    picked -= dloss
+    np.put_along_axis(grad, label, picked, axis=axis)
+    return {grad_slot("Logits"): grad}
+
+
+register_grad(
+    "softmax_with_cross_entropy_grad",
+    grad_of="softmax_with_cross_entropy",
+    inputs=["Softmax", "Label", grad_slot("Loss")],
+    outputs=[optional(grad_slot("Logits"))],
+    attrs={"soft_label": False, "ignore_index": -100, "numeric_stable_mode": True,
+           "use_softmax": True, "axis": -1},
+    like={grad_slot("Logits"): "Softmax"},
+    kernel=_swce_grad_kernel,
 )
 
 
@@ -204,6 +291,7 @@ register(
     attrs={"k": 1},
     infer=_accuracy_infer,
     kernel=_accuracy_kernel,
+    grad=NO_GRADIENT,
     doc="Top-k accuracy of scores Out [N, D] against int64 Label [N, 1]: a row is correct when its "
         "label is among the k highest scores (ties: lower index first, a stable descending sort). "
         "Accuracy = Correct / Total (0 for an empty batch), all 0-D. headrace folds the reference's "

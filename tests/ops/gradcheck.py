@@ -71,7 +71,7 @@ def _build(op, inputs, attrs, wrt, outputs, out_slots, batch_unknown, weights=No
         targets = [v for slot in out_slots for v in out_vars[slot]]
         grads = None
         if weights is not None:
-            seeds = [block.create_var(name=f"w_{k}", shape=list(w.shape), dtype=w.dtype.name,
+            seeds = [block.create_var(name=f"target_grad_{k}", shape=list(w.shape), dtype=w.dtype.name,
                                       is_data=True) for k, w in enumerate(weights)]
             wrt_vars = [v for slot in wrt for v in _as_list(ins[slot])]
             grads = gradients(targets, wrt_vars, target_gradients=seeds)
@@ -104,7 +104,7 @@ def check_grad(op, inputs, attrs=None, wrt=None, out_slots=None, outputs=None, e
     outs = exe.run(forward, feed=feed, fetch_list=targets, scope=Scope())
     rng = np.random.default_rng(1234)
     weights = [rng.uniform(-1.0, 1.0, np.shape(o)).astype(o.dtype) for o in outs]
-    weight_feed = {f"w_{k}": w for k, w in enumerate(weights)}
+    weight_feed = {f"target_grad_{k}": w for k, w in enumerate(weights)}
 
     def loss(values) -> float:
         got = exe.run(forward, feed=values, fetch_list=targets, scope=Scope())

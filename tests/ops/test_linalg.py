@@ -232,3 +232,80 @@ def test_certain_mismatch_with_unknown_batch_is_a_build_error(op, shapes, attrs,
     with pytest.raises(ShapeError) as info:
         _infer(op, shapes, attrs)
     assert all(m in str(info.value) for m in mentions), str(info.value)
+
+
+# --- gradients: central differences in float64 ------------------------------------------------------
+from headrace.ops.registry import Meta, lookup  # noqa: E402
+from tests.ops.gradcheck import check_grad  # noqa: E402
+
+grng = np.random.default_rng(11)
+
+# (x shape, y shape, x_num_col_dims, y_num_col_dims)
+MUL_GRAD_SHAPES = [((3, 4), (4, 5), 1, 1), ((2, 3, 4), (12, 2), 1, 1), ((2, 3, 4), (4, 3), 2, 1),
+                   ((2, 3, 4), (3, 4, 2), 1, 2), ((2, 6), (2, 3, 2, 2), 1, 2)]
+
+
+@pytest.mark.parametrize("xs,ys,xn,yn", MUL_GRAD_SHAPES, ids=[str(s) for s in MUL_GRAD_SHAPES])
+def test_mul_gradient(xs, ys, xn, yn):
+    check_grad("mul", {"X": grng.uniform(-1, 1, xs), "Y": grng.uniform(-1, 1, ys)},
+               {"x_num_col_dims": xn, "y_num_col_dims": yn})
+
+
+# MATMUL_SHAPES covers 1-D operands, trans flags, batch broadcasting ((2, 1, 3, 4) x (3, 4, 2)) and
+# a batched operand against a 2-D one (the folded single-product path), in both directions
+GRAD_MATMUL = [(xs, ys, tx, ty) for xs, ys, tx, ty, _, _ in MATMUL_SHAPES] + [
+    ((2, 4, 3), (4, 5), True, False),     # trans_x with a 2-D Y: the general batched path
+    ((3, 4), (2, 5, 4), False, True),     # 2-D X against batched Y: dX sums over the batch
+    ((4, 3), (2, 1, 4, 2), True, False),
+    ((1, 3, 4), (2, 4, 2), False, False),  # a batch dim of 1 broadcast
+]
+
+
+@pytest.mark.parametrize("op", ["matmul_v2", "matmul"])
+@pytest.mark.parametrize("xs,ys,tx,ty", GRAD_MATMUL, ids=[f"{a}-{b}-{c}-{d}" for a, b, c, d in GRAD_MATMUL])
+def test_matmul_gradient(op, xs, ys, tx, ty):
+    if op == "matmul_v2":
+        attrs = {"trans_x": tx, "trans_y": ty}
+    else:
+        attrs = {"transpose_X": tx, "transpose_Y": ty, "alpha": -1.5}
+    check_grad(op, {"X": grng.uniform(-1, 1, xs), "Y": grng.uniform(-1, 1, ys)}, attrs)
+
+
+@pytest.mark.parametrize("op,wrt", [("mul", ("X",)), ("mul", ("Y",)), ("matmul_v2", ("Y",)), ("matmul", ("X",))])
+def test_gradient_of_one_operand(op, wrt):
+    """The other operand is data: autodiff asks only for the wanted gradient."""
+    check_grad(op, {"X": grng.uniform(-1, 1, (2, 3, 4)), "Y": grng.uniform(-1, 1, (4, 2))},
+               {"x_num_col_dims": 2} if op == "mul" else {}, wrt=wrt)
+
+
+def test_grad_kernels_compute_only_what_is_wanted():
+    """dX needs Y and dOut only: with X handed as shape-only the kernel still works, gives no dY."""
+    x, y = grng.uniform(-1, 1, (2, 3, 4)), grng.uniform(-1, 1, (4, 5))
+    dout = grng.uniform(-1, 1, (2, 3, 5))
+    wanted = frozenset({"X@GRAD"})
+    for op, attrs in (("mul_grad", {"x_num_col_dims": 2, "y_num_col_dims": 1}),
+                      ("matmul_v2_grad", {"trans_x": False, "trans_y": False}),
+                      ("matmul_grad", {"transpose_X": False, "transpose_Y": False, "alpha": 2.0})):
+        got = lookup(op).kernel({"X": Meta(x.shape, x.dtype), "Y": y, "Out@GRAD": dout}, attrs, wanted)
+        assert set(got) == {"X@GRAD"}, op
+        scale = attrs.get("alpha", 1.0)
+        want = np.einsum("bmn,kn->bmk", dout, y) * scale
+        np.testing.assert_allclose(got["X@GRAD"], want, rtol=1e-12, err_msg=op)
+    got = lookup("matmul_v2_grad").kernel({"X": x, "Y": Meta(y.shape, y.dtype), "Out@GRAD": dout},
+                                         {"trans_x": False, "trans_y": False}, frozenset({"Y@GRAD"}))
+    assert set(got) == {"Y@GRAD"}
+    np.testing.assert_allclose(got["Y@GRAD"], np.einsum("bmk,bmn->kn", x, dout), rtol=1e-12)
+
+
+@pytest.mark.parametrize("op,attrs", [("mul_grad", {"x_num_col_dims": 1, "y_num_col_dims": 1}),
+                                      ("matmul_v2_grad", {"trans_x": True, "trans_y": True}),
+                                      ("matmul_grad", {"transpose_X": False, "transpose_Y": True, "alpha": 0.5})])
+def test_grad_kernels_keep_float32(op, attrs):
+    x = grng.uniform(-1, 1, (2, 4, 4)).astype("float32")
+    y = grng.uniform(-1, 1, (4, 4)).astype("float32")
+    dout = grng.uniform(-1, 1, (2, 4, 4) if op != "mul_grad" else (2, 4)).astype("float32")
+    if op == "mul_grad":
+        y = grng.uniform(-1, 1, (16, 4)).astype("float32")
+    got = lookup(op).kernel({"X": x, "Y": y, "Out@GRAD": dout}, attrs, frozenset({"X@GRAD", "Y@GRAD"}))
+    assert got["X@GRAD"].dtype == np.float32 and got["Y@GRAD"].dtype == np.float32
+    assert got["X@GRAD"].shape == x.shape and got["Y@GRAD"].shape == y.shape

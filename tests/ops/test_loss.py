@@ -258,3 +258,150 @@ def test_build_errors(op, inputs, attrs, error, match):
 def test_accuracy_doc_says_it_folds_top_k():
     from headrace.ops.registry import lookup
     assert "top_k" in lookup("accuracy").doc
+
+
+# --- gradients: central differences in float64 ------------------------------------------------------
+from headrace.autodiff import gradients  # noqa: E402
+from headrace.core.context import program_guard  # noqa: E402
+from headrace.core.program import Program  # noqa: E402
+from headrace.ops.apply import apply_op  # noqa: E402
+from headrace.ops.gradrule import NO_GRADIENT  # noqa: E402
+from headrace.ops.registry import lookup  # noqa: E402
+from tests.ops.gradcheck import check_grad  # noqa: E402
+
+grng = np.random.default_rng(31)
+
+
+def _grad_probs(shape):
+    return grng.uniform(0.1, 1.0, shape)   # away from 0, where -log has no finite slope
+
+
+def _grad_labels(shape, axis, depth):
+    label_shape = list(shape)
+    label_shape[axis] = 1
+    return grng.integers(0, depth, label_shape).astype("int64")
+
+
+_ce_ignored = np.array([[0], [-100], [3], [1], [-100]], "int64")
+_ce_ignored_2 = np.array([[[0], [2]], [[1], [2]]], "int64")
+CE_GRAD_CASES = [
+    ("hard-2d", _grad_probs((4, 5)), _grad_labels((4, 5), -1, 5), {}),
+    ("hard-3d", _grad_probs((2, 3, 4)), _grad_labels((2, 3, 4), -1, 4), {}),
+    ("hard-1d", _grad_probs((6,)), np.array([4], "int64"), {}),
+    ("soft", _grad_probs((3, 5)), _grad_probs((3, 5)), {"soft_label": True}),
+    ("soft-3d-zero-labels", _grad_probs((2, 2, 4)), np.where(grng.random((2, 2, 4)) < 0.4, 0.0, 0.5),
+     {"soft_label": True}),
+    ("ignore-default", _grad_probs((5, 4)), _ce_ignored, {}),
+    ("ignore-2", _grad_probs((2, 2, 3)), _ce_ignored_2, {"ignore_index": 2}),
+]
+
+
+@pytest.mark.parametrize("name,x,label,attrs", CE_GRAD_CASES, ids=[c[0] for c in CE_GRAD_CASES])
+def test_cross_entropy_gradient(name, x, label, attrs):
+    check_grad("cross_entropy", {"X": x, "Label": label}, attrs, wrt=("X",))
+
+
+def _swce_logits(shape):
+    return grng.uniform(-2, 2, shape)
+
+
+def _soft(shape, axis, normalized=True):
+    p = grng.uniform(0.05, 1.0, shape)
+    return p / p.sum(axis=axis, keepdims=True) if normalized else p
+
+
+_swce_ign = np.array([[1], [7], [0], [7], [4]], "int64")
+SWCE_GRAD_CASES = [
+    ("hard", (4, 5), {}, _grad_labels((4, 5), -1, 5)),
+    ("hard-axis1", (2, 4, 3), {"axis": 1}, _grad_labels((2, 4, 3), 1, 4)),
+    ("hard-axis0", (3, 2, 2), {"axis": 0}, _grad_labels((3, 2, 2), 0, 3)),
+    ("hard-rank1", (5,), {}, np.array([2], "int64")),
+    ("soft", (3, 5), {"soft_label": True}, _soft((3, 5), -1)),
+    ("soft-axis-neg2", (2, 4, 3), {"soft_label": True, "axis": -2}, _soft((2, 4, 3), 1)),
+    ("soft-unnormalized", (3, 4), {"soft_label": True}, _soft((3, 4), -1, normalized=False)),
+    ("ignore-7", (5, 6), {"ignore_index": 7}, _swce_ign),
+    ("numeric-stable-off", (3, 4), {"numeric_stable_mode": False}, _grad_labels((3, 4), -1, 4)),
+]
+
+
+@pytest.mark.parametrize("name,shape,attrs,label", SWCE_GRAD_CASES, ids=[c[0] for c in SWCE_GRAD_CASES])
+def test_softmax_with_cross_entropy_gradient(name, shape, attrs, label):
+    check_grad("softmax_with_cross_entropy", {"Logits": _swce_logits(shape), "Label": label}, attrs,
+               wrt=("Logits",), out_slots=("Loss",))
+
+
+@pytest.mark.parametrize("soft", [False, True])
+def test_softmax_with_cross_entropy_gradient_without_softmax(soft):
+    """use_softmax=False: Logits are probabilities and the loss is -log p (clamped)."""
+    label = _grad_probs((3, 4)) if soft else np.array([[0], [3], [-100]], "int64")
+    check_grad("softmax_with_cross_entropy", {"Logits": _grad_probs((3, 4)), "Label": label},
+               {"use_softmax": False, "soft_label": soft}, wrt=("Logits",), out_slots=("Loss",))
+
+
+def _grad_program(op, scores_slot, scores, label, attrs, loss_slot):
+    main = Program()
+    with program_guard(main, Program()):
+        block = main.global_block()
+        s = block.create_var(name="s", shape=list(scores.shape), dtype="float64", is_data=True,
+                             stop_gradient=False)
+        lab = block.create_var(name="label", shape=list(label.shape), dtype=label.dtype.name, is_data=True)
+        out = apply_op(op, {scores_slot: s, "Label": lab}, attrs)[loss_slot][0]
+        grad, = gradients([out], [s])
+    return main, grad
+
+
+def test_softmax_with_cross_entropy_grad_reads_softmax_not_logits():
+    main, _ = _grad_program("softmax_with_cross_entropy", "Logits", np.zeros((2, 3)),
+                            np.zeros((2, 1), "int64"), {}, "Loss")
+    grad_op = [op for op in main.global_block().ops if op.type == "softmax_with_cross_entropy_grad"][0]
+    assert sorted(grad_op.inputs) == ["Label", "Loss@GRAD", "Softmax"]
+
+
+@pytest.mark.parametrize("op,slot,loss_slot", [("cross_entropy", "X", "Y"),
+                                               ("softmax_with_cross_entropy", "Logits", "Loss")])
+def test_ignored_rows_get_exactly_zero_gradient(op, slot, loss_slot):
+    from headrace.runtime import Executor, Scope
+    scores = _grad_probs((4, 3))
+    label = np.array([[1], [5], [0], [5]], "int64")
+    main, grad = _grad_program(op, slot, scores, label, {"ignore_index": 5}, loss_slot)
+    got, = Executor().run(main, feed={"s": scores, "label": label}, fetch_list=[grad], scope=Scope())
+    assert np.all(got[[1, 3]] == 0.0)
+    if op == "cross_entropy":   # hard labels: only the label's entry, -1 / p
+        want = np.zeros((4, 3))
+        want[0, 1], want[2, 0] = -1 / scores[0, 1], -1 / scores[2, 0]
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+    else:                       # softmax - onehot in the kept rows
+        e = np.exp(scores - scores.max(axis=1, keepdims=True))
+        softmax = e / e.sum(axis=1, keepdims=True)
+        for row, lab in ((0, 1), (2, 0)):
+            want = softmax[row].copy()
+            want[lab] -= 1
+            np.testing.assert_allclose(got[row], want, rtol=1e-12)
+
+
+def test_grad_kernels_compute_only_what_is_wanted_and_keep_float32():
+    softmax = _soft((3, 4), -1).astype("float32")
+    ins = {"Softmax": softmax, "Label": np.array([[0], [1], [2]], "int64"),
+           "Loss@GRAD": np.ones((3, 1), "float32")}
+    attrs = dict(lookup("softmax_with_cross_entropy_grad").attrs)
+    kernel = lookup("softmax_with_cross_entropy_grad").kernel
+    assert kernel(ins, attrs, frozenset()) == {}
+    got = kernel(ins, attrs, frozenset({"Logits@GRAD"}))["Logits@GRAD"]
+    assert got.dtype == np.float32
+    ce = lookup("cross_entropy_grad").kernel(
+        {"X": softmax, "Label": ins["Label"], "Y@GRAD": ins["Loss@GRAD"]},
+        {"soft_label": False, "ignore_index": -100}, frozenset({"X@GRAD"}))["X@GRAD"]
+    assert ce.dtype == np.float32
+
+
+def test_soft_label_zero_at_zero_probability_gives_zero_gradient():
+    x = np.array([[0.0, 0.4, 0.6]])
+    label = np.array([[0.0, 0.5, 0.5]])
+    got = lookup("cross_entropy_grad").kernel({"X": x, "Label": label, "Y@GRAD": np.array([[2.0]])},
+                                              {"soft_label": True, "ignore_index": -100},
+                                              frozenset({"X@GRAD"}))["X@GRAD"]
+    np.testing.assert_allclose(got, [[0.0, -2 * 0.5 / 0.4, -2 * 0.5 / 0.6]], rtol=1e-15)
+
+
+def test_accuracy_has_no_gradient():
+    assert lookup("accuracy").grad is NO_GRADIENT

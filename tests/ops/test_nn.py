@@ -8,7 +8,7 @@ from headrace.core.context import program_guard
 from headrace.core.errors import AttrError, DTypeError, KernelError, ShapeError
 from headrace.core.program import Program
 from headrace.ops.apply import apply_op
-from headrace.ops.registry import lookup
+from headrace.ops.registry import Meta, lookup
 from headrace.runtime import Executor, Scope
 from tests.ops.harness import Case, build_and_run, check_build_error, check_forward, check_infer_batch, ids
 
@@ -231,3 +231,160 @@ def test_dropout_of_a_0d_tensor():
         assert mask.shape == () and mask.dtype == np.uint8
         scale = 2.0 if impl == "upscale_in_train" else 1.0
         assert got["Out"][0] == 2.0 * scale * mask
+
+
+# --- gradients: central differences in float64 ------------------------------------------------------
+from headrace.autodiff import gradients  # noqa: E402
+from tests.ops.gradcheck import check_grad  # noqa: E402
+
+grng = np.random.default_rng(21)
+
+# a fixed seed attr makes every finite-difference run draw the same mask
+DROPOUT_GRAD_CASES = [
+    ("downgrade", (4, 5), {"dropout_prob": 0.4}),
+    ("upscale", (3, 2, 4), {"dropout_prob": 0.3, "dropout_implementation": "upscale_in_train"}),
+    ("p0-upscale", (3, 4), {"dropout_prob": 0.0, "dropout_implementation": "upscale_in_train"}),
+    ("p1-upscale", (3, 4), {"dropout_prob": 1.0, "dropout_implementation": "upscale_in_train"}),
+    ("p1-downgrade", (3, 4), {"dropout_prob": 1.0}),
+    ("test-downgrade", (4, 5), {"dropout_prob": 0.3, "is_test": True}),
+    ("test-upscale", (4, 5), {"dropout_prob": 0.3, "is_test": True, "dropout_implementation": "upscale_in_train"}),
+    ("0d", (), {"dropout_prob": 0.5, "dropout_implementation": "upscale_in_train"}),
+]
+
+
+@pytest.mark.parametrize("name,shape,attrs", DROPOUT_GRAD_CASES, ids=[c[0] for c in DROPOUT_GRAD_CASES])
+def test_dropout_gradient(name, shape, attrs):
+    check_grad("dropout", {"X": grng.uniform(-1, 1, shape)}, dict(attrs, fix_seed=True, seed=41),
+               out_slots=("Out",), batch_unknown=bool(shape))
+
+
+def test_dropout_gradient_with_seed_input():
+    check_grad("dropout", {"X": grng.uniform(-1, 1, (4, 5)), "Seed": np.array([9], "int32")},
+               {"dropout_prob": 0.5, "dropout_implementation": "upscale_in_train"}, wrt=("X",), out_slots=("Out",))
+
+
+def _dropout_grad(attrs, mask, dout):
+    full = dict(lookup("dropout_grad").attrs, **attrs)
+    return lookup("dropout_grad").kernel({"Mask": mask, "Out@GRAD": dout}, full, frozenset({"X@GRAD"}))["X@GRAD"]
+
+
+def test_dropout_grad_exact_values():
+    mask = np.array([[1, 0, 1], [0, 0, 1]], np.uint8)
+    dout = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "float32")
+    got = _dropout_grad({"dropout_prob": 0.75, "dropout_implementation": "upscale_in_train"}, mask, dout)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, [[4.0, 0.0, 12.0], [0.0, 0.0, 24.0]])
+    got = _dropout_grad({"dropout_prob": 0.75}, mask, dout)
+    np.testing.assert_array_equal(got, dout * mask)
+    # is_test: the forward was a constant scale; the mask is not consulted
+    ones = np.ones_like(mask)
+    got = _dropout_grad({"dropout_prob": 0.75, "is_test": True}, ones, dout)
+    np.testing.assert_array_equal(got, dout * np.float32(0.25))
+    got = _dropout_grad({"dropout_prob": 0.75, "is_test": True, "dropout_implementation": "upscale_in_train"},
+                        ones, dout)
+    np.testing.assert_array_equal(got, dout)
+
+
+def test_dropout_grad_reads_mask_not_x():
+    main = Program()
+    with program_guard(main, Program()):
+        x = main.global_block().create_var(name="x", shape=[3, 4], dtype="float32", is_data=True,
+                                           stop_gradient=False)
+        out = apply_op("dropout", {"X": x}, {"dropout_prob": 0.5})["Out"][0]
+        gradients([out], [x])
+    grad_op = [op for op in main.global_block().ops if op.type == "dropout_grad"][0]
+    assert sorted(grad_op.inputs) == ["Mask", "Out@GRAD"]
+    assert not lookup("dropout_grad").random
+
+
+def _lookup_grad_ids(rows, shape, v1):
+    ids = grng.integers(0, rows, shape).astype("int64")
+    ids.reshape(-1)[:2] = 1   # a repeated id: its gradient rows add up
+    return ids[..., None] if v1 else ids
+
+
+# (name, op, W shape, Ids shape without the v1 trailing 1, attrs)
+LOOKUP_GRAD_CASES = [
+    ("1d", "lookup_table_v2", (6, 3), (7,), {}),
+    ("2d", "lookup_table_v2", (5, 4), (3, 4), {}),
+    ("3d-padding", "lookup_table_v2", (6, 2), (2, 3, 4), {"padding_idx": 2}),
+    ("padding-negative", "lookup_table_v2", (5, 3), (4, 5), {"padding_idx": -2}),
+    ("padding-zero", "lookup_table_v2", (4, 3), (8,), {"padding_idx": 0}),
+    ("v1", "lookup_table", (6, 3), (7,), {}),
+    ("v1-3d-padding", "lookup_table", (5, 2), (2, 4), {"padding_idx": 1}),
+]
+
+
+def _check_lookup_grad(op, w, ids, attrs, eps=1e-6):
+    """check_grad for the lookups, by hand: gradcheck names its seed tensors ``w_<k>``, which
+    collides with its name for the input of slot ``W`` (``w_0``)."""
+    weights = grng.uniform(-1, 1, ids.shape[:-1] if op == "lookup_table" else ids.shape)[..., None]
+    weights = np.broadcast_to(weights, weights.shape[:-1] + (w.shape[1],)) * grng.uniform(0.5, 1.5, w.shape[1])
+
+    def build(ids_batch, backward=True):
+        main = Program()
+        with program_guard(main, Program()):
+            block = main.global_block()
+            table = block.create_var(name="table", shape=list(w.shape), dtype="float64", is_data=True,
+                                     stop_gradient=False)
+            ids_shape = [-1 if ids_batch == "unknown" else ids.shape[0]] + list(ids.shape[1:])
+            ids_var = block.create_var(name="ids", shape=ids_shape, dtype=ids.dtype.name, is_data=True)
+            out = apply_op(op, {"W": table, "Ids": ids_var}, attrs)["Out"][0]
+            if not backward:
+                return main, out, None
+            seed = block.create_var(name="seed", shape=list(weights.shape), dtype="float64", is_data=True)
+            grad, = gradients([out], [table], target_gradients=[seed])
+        return main, out, grad
+
+    exe = Executor()
+    forward, out, _ = build("known", backward=False)
+
+    def loss(table):
+        got, = exe.run(forward, feed={"table": table, "ids": ids}, fetch_list=[out], scope=Scope())
+        return float(np.sum(got * weights))
+
+    numeric = np.zeros(w.shape)
+    for j in range(w.size):
+        plus, minus = w.copy(), w.copy()
+        plus.reshape(-1)[j] += eps
+        minus.reshape(-1)[j] -= eps
+        numeric.reshape(-1)[j] = (loss(plus) - loss(minus)) / (2 * eps)
+    for ids_batch in ("known", "unknown"):
+        program, _, grad = build(ids_batch)
+        got, = exe.run(program, feed={"table": w, "ids": ids, "seed": weights}, fetch_list=[grad], scope=Scope())
+        np.testing.assert_allclose(got, numeric, rtol=1e-6, atol=1e-8, err_msg=f"{op} ({ids_batch} batch)")
+    return numeric
+
+
+@pytest.mark.parametrize("name,op,w_shape,ids_shape,attrs", LOOKUP_GRAD_CASES, ids=[c[0] for c in LOOKUP_GRAD_CASES])
+def test_lookup_gradient(name, op, w_shape, ids_shape, attrs):
+    ids = _lookup_grad_ids(w_shape[0], ids_shape, op == "lookup_table")
+    numeric = _check_lookup_grad(op, grng.uniform(-1, 1, w_shape), ids, attrs)
+    pad = attrs.get("padding_idx", -1)
+    if pad != -1:
+        assert np.all(numeric[pad] == 0)
+
+
+@pytest.mark.parametrize("op", ["lookup_table_v2", "lookup_table"])
+def test_lookup_grad_is_a_dense_scatter_add_with_padding_rows_zero(op):
+    ids = np.array([[3, 1, 3], [0, 3, 1]], "int32")
+    dout = grng.uniform(-1, 1, (2, 3, 2)).astype("float32")
+    kernel = lookup(f"{op}_grad").kernel
+    ins = {"W": Meta((5, 2), np.float32), "Ids": ids[..., None] if op == "lookup_table" else ids, "Out@GRAD": dout}
+    got = kernel(ins, {"padding_idx": 1}, frozenset({"W@GRAD"}))["W@GRAD"]
+    want = np.zeros((5, 2), "float32")
+    for index in np.ndindex(*ids.shape):
+        want[ids[index]] += dout[index]
+    want[1] = 0
+    assert got.dtype == np.float32 and got.shape == (5, 2)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert np.all(got[[2, 4]] == 0) and np.all(got[1] == 0)
+    assert kernel(ins, {"padding_idx": 1}, frozenset()) == {}
+    empty = {"W": Meta((5, 2), np.float32), "Ids": np.zeros((0,) + ins["Ids"].shape[1:], "int32"),
+             "Out@GRAD": np.zeros((0, 3, 2), "float32")}
+    np.testing.assert_array_equal(kernel(empty, {"padding_idx": -1}, frozenset({"W@GRAD"}))["W@GRAD"], 0)
+
+
+def test_lookup_grad_declares_w_shape_only():
+    for op in ("lookup_table_v2_grad", "lookup_table_grad"):
+        assert lookup(op).no_need_buffer == frozenset({"W"})
