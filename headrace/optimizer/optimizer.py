@@ -55,8 +55,9 @@ class Optimizer:
         if parameters is not None:
             parameters = list(parameters)
             for p in parameters:
-                if not isinstance(p, Variable):
-                    raise TypeError(f"parameters must hold Parameters, got {type(p).__name__}: {p!r}")
+                if not isinstance(p, (Variable, str)):
+                    raise TypeError("parameters must hold Parameters (or, in static mode, their "
+                                    f"names), got {type(p).__name__}: {p!r}")
         self._parameter_list = parameters
         if weight_decay is not None:
             raise NotImplementedError(f"{type(self).__name__}: weight_decay/regularization is not "

@@ -1,0 +1,34 @@
+"""Every forward op either has a gradient rule or is declared to have none (NO_GRADIENT), and the
+ops a rule emits are registered."""
+import headrace  # noqa: F401  (registers every op)
+from headrace.ops.gradrule import NO_GRADIENT
+from headrace.ops.registry import lookup, registered_ops
+
+# ops a test module registers on purpose without a rule
+TEST_ONLY = {"test_opaque"}
+
+
+def _forward_ops():
+    return [t for t in registered_ops() if lookup(t).grad_of is None and t not in TEST_ONLY]
+
+
+def test_every_forward_op_has_a_gradient_rule_or_none_by_declaration():
+    missing = [t for t in _forward_ops() if lookup(t).grad is None]
+    assert not missing, f"ops without a gradient rule: {missing}"
+
+
+def test_gradient_ops_name_a_registered_forward_op():
+    for t in registered_ops():
+        opdef = lookup(t)
+        if opdef.grad_of is not None:
+            assert lookup(opdef.grad_of).grad not in (None, NO_GRADIENT), t
+            assert opdef.wants_outputs, f"{t}: a gradient kernel receives `wanted`"
+            assert opdef.grad is None, f"{t}: second-order gradients are not supported"
+
+
+def test_non_differentiable_ops_are_the_expected_ones():
+    none = sorted(t for t in _forward_ops() if lookup(t).grad is NO_GRADIENT)
+    expected = {"accuracy", "adam", "assign_value", "equal", "fill_any_like", "fill_constant",
+                "gaussian_random", "greater_equal", "greater_than", "less_equal", "less_than",
+                "momentum", "not_equal", "sgd", "shape", "truncated_gaussian_random", "uniform_random"}
+    assert set(none) == expected
