@@ -388,11 +388,7 @@ class Backward:
                     cb(block=self.block, context=context)
         produced = {n for desc, _, _ in final for ns in desc.outputs.values() for n in ns}
         return {fwd: grad for grad, fwd in self.grad_to_fwd.items()
-                if grad in produced and fwd is not None and names.RENAME_MARK not in grad
-                and grad == self.grad_of_final(fwd)}
-
-    def grad_of_final(self, fwd: str) -> str:
-        return self.seed_names.get(fwd) or self.prefix + names.grad_name(fwd)
+                if grad in produced and fwd is not None and names.RENAME_MARK not in grad}
 
 
 def _mark_role_vars(block, pairs) -> None:
