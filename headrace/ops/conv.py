@@ -10,9 +10,15 @@ Geometry follows the reference system:
 
 One geometry function per op family is shared by ``infer`` (dims may be -1) and the kernel, so
 the two cannot disagree.  Kernels work in NCHW (NHWC is transposed in and out): convolution builds
-an im2col view with ``sliding_window_view`` and runs one batched matmul over groups; pooling
-gathers each output's window with index arrays and a validity mask (which also covers adaptive
-bins, ``ceil_mode`` overhang and the ``exclusive`` divisor).
+im2col columns [groups, C/g*kh*kw, N*OH*OW] from a ``sliding_window_view`` and runs one batched
+matmul over groups; pooling gathers each output's window with index arrays and a validity mask
+(which also covers adaptive bins, ``ceil_mode`` overhang and the ``exclusive`` divisor).
+
+Gradients: ``conv2d_grad``/``depthwise_conv2d_grad`` reuse the columns (Filter@GRAD is one matmul
+with them) and scatter Filter^T @ Output@GRAD back with ``_col2im``, a loop over the kh*kw kernel
+offsets.  ``pool2d_grad``: average pooling is separable (two matmuls with 0/1 window matrices);
+max pooling sends each output's gradient to the first maximum of its window in row-major order,
+the reference CPU kernel's rule for ties (overlapping windows add up).
 """
 from __future__ import annotations
 
@@ -21,7 +27,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..core.errors import fmt_shape
 from .elementwise import check_float
-from .registry import REQUIRED, register
+from .gradrule import grad_slot, standard_rule
+from .registry import REQUIRED, optional, register, register_grad
 
 _FORMATS = ("NCHW", "NHWC", "AnyLayout")
 _ALGORITHMS = ("EXPLICIT", "SAME", "VALID")
@@ -147,33 +154,100 @@ def _windows(x, ksize, strides, pads, dilations, fill=0):
     return view[:, :, ::sh, ::sw, ::dh, ::dw]
 
 
-def _conv_nchw(x, w, strides, pads, dilations, groups):
-    n = x.shape[0]
-    m, cg, kh, kw = w.shape
-    g = groups
-    win = _windows(x, (kh, kw), strides, pads, dilations)
-    oh, ow = win.shape[2], win.shape[3]
-    # [g, N*OH*OW, C/g*kh*kw] @ [g, C/g*kh*kw, M/g] -> [g, N*OH*OW, M/g]
-    cols = win.reshape(n, g, cg, oh, ow, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6).reshape(g, n * oh * ow, cg * kh * kw)
-    filters = w.reshape(g, m // g, cg * kh * kw).transpose(0, 2, 1)
-    out = np.matmul(cols, filters)
-    return out.reshape(g, n, oh, ow, m // g).transpose(1, 0, 4, 2, 3).reshape(n, m, oh, ow)
+def _im2col(x, ksize, strides, pads, dilations, groups):
+    """Columns [g, C/g * kh * kw, N * OH * OW] of NCHW ``x`` (one copy; the long N*OH*OW axis
+    innermost copies several times faster than the [N*OH*OW, K] layout)."""
+    win = _windows(x, ksize, strides, pads, dilations)
+    n, c, oh, ow, kh, kw = win.shape
+    cols = win.reshape(n, groups, c // groups, oh, ow, kh, kw).transpose(1, 2, 5, 6, 0, 3, 4)
+    return cols.reshape(groups, c // groups * kh * kw, n * oh * ow), (oh, ow)
+
+
+def _col2im(dcols, shape, ksize, strides, pads, dilations, channels_last):
+    """Adjoint of ``_im2col``: scatter-add ``dcols`` [g, C/g, kh, kw, N, OH, OW] into an input
+    of NCHW ``shape``; returned contiguous in NCHW or NHWC."""
+    n, c, h, w = shape
+    g, cg, kh, kw, _, oh, ow = dcols.shape
+    top, bottom, left, right = pads
+    (sh, sw), (dh, dw) = strides, dilations
+    padded = np.zeros((g, cg, n, h + top + bottom, w + left + right), dcols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            padded[:, :, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] \
+                += dcols[:, :, i, j]
+    dx = padded.reshape(c, n, h + top + bottom, w + left + right)[:, :, top:top + h, left:left + w]
+    return np.ascontiguousarray(dx.transpose(1, 2, 3, 0) if channels_last else dx.transpose(1, 0, 2, 3))
+
+
+def _conv_setup(attrs, in_shape, w_shape):
+    """(N, C, H, W), channels_last, strides, pads, dilations, groups of a convolution."""
+    channels_last = attrs["data_format"] == "NHWC"
+    nchw = _spatial(in_shape, channels_last)
+    pads, dilations, _ = _conv_geometry(attrs, nchw[2:], w_shape[2:])
+    return nchw, channels_last, [int(s) for s in attrs["strides"]], pads, dilations, int(attrs["groups"])
+
+
+def _nchw(x, channels_last):
+    return x.transpose(0, 3, 1, 2) if channels_last else x
 
 
 def _conv_kernel(ins, attrs):
     x, w = ins["Input"], ins["Filter"]
-    channels_last = attrs["data_format"] == "NHWC"
-    if channels_last:
-        x = x.transpose(0, 3, 1, 2)
-    pads, dilations, _ = _conv_geometry(attrs, x.shape[2:], w.shape[2:])
-    out = _conv_nchw(x, w, [int(s) for s in attrs["strides"]], pads, dilations, int(attrs["groups"]))
-    if channels_last:
-        out = out.transpose(0, 2, 3, 1)
-    return {"Output": np.ascontiguousarray(out, dtype=ins["Input"].dtype)}
+    (n, _, _, _), channels_last, strides, pads, dilations, g = _conv_setup(attrs, x.shape, w.shape)
+    m, cg, kh, kw = w.shape
+    cols, (oh, ow) = _im2col(_nchw(x, channels_last), (kh, kw), strides, pads, dilations, g)
+    # [g, M/g, C/g*kh*kw] @ [g, C/g*kh*kw, N*OH*OW] -> [g, M/g, N*OH*OW]
+    out = np.matmul(w.reshape(g, m // g, cg * kh * kw), cols).reshape(m, n, oh, ow)
+    out = out.transpose(1, 2, 3, 0) if channels_last else out.transpose(1, 0, 2, 3)
+    return {"Output": np.ascontiguousarray(out, dtype=x.dtype)}
+
+
+def _conv_grad_kernel(ins, attrs, wanted):
+    """Filter@GRAD = Output@GRAD @ columns^T; Input@GRAD = col2im(Filter^T @ Output@GRAD).
+    Each is computed only when wanted (Input's data is read only for Filter@GRAD)."""
+    x, w, dout = ins["Input"], ins["Filter"], ins[grad_slot("Output")]
+    (n, c, h, wd), channels_last, strides, pads, dilations, g = _conv_setup(attrs, x.shape, w.shape)
+    m, cg, kh, kw = w.shape
+    oh, ow = _spatial(dout.shape, channels_last)[2:]
+    if channels_last:  # [N*OH*OW, g, M/g] -> [g, M/g, N*OH*OW]
+        d = dout.reshape(n * oh * ow, g, m // g).transpose(1, 2, 0)
+    else:
+        d = dout.reshape(n, g, m // g, oh * ow).transpose(1, 2, 0, 3).reshape(g, m // g, n * oh * ow)
+    result = {}
+    if grad_slot("Filter") in wanted:
+        cols, _ = _im2col(_nchw(x, channels_last), (kh, kw), strides, pads, dilations, g)
+        dw = np.matmul(d, cols.transpose(0, 2, 1))
+        result[grad_slot("Filter")] = dw.reshape(w.shape).astype(w.dtype, copy=False)
+    if grad_slot("Input") in wanted:
+        filters_t = w.reshape(g, m // g, cg * kh * kw).transpose(0, 2, 1)
+        # one output channel per group (depthwise): an outer product, 3x faster broadcast than matmul
+        dcols = filters_t * d if m == g else np.matmul(filters_t, d)
+        dx = _col2im(dcols.reshape(g, cg, kh, kw, n, oh, ow), (n, c, h, wd), (kh, kw), strides, pads,
+                     dilations, channels_last)
+        result[grad_slot("Input")] = dx.astype(x.dtype, copy=False)
+    return result
 
 
 _CONV_ATTRS = {"strides": [1, 1], "paddings": [0, 0], "padding_algorithm": "EXPLICIT", "dilations": [1, 1],
                "groups": 1, "data_format": "NCHW", "use_cudnn": True, "use_mkldnn": False}
+
+def _conv_grad_rule(op):
+    return standard_rule(f"{op}_grad", inputs=("Input", "Filter"), output_grads=("Output",),
+                         input_grads=("Input", "Filter"))
+
+
+def _register_conv_grad(op):
+    """``<op>_grad``: reads Input (data needed only for Filter@GRAD), Filter, Output@GRAD."""
+    register_grad(
+        f"{op}_grad",
+        grad_of=op,
+        inputs=["Input", "Filter", grad_slot("Output")],
+        outputs=[optional(grad_slot("Input")), optional(grad_slot("Filter"))],
+        attrs=dict(_CONV_ATTRS),
+        like={grad_slot("Input"): "Input", grad_slot("Filter"): "Filter"},
+        kernel=_conv_grad_kernel,
+    )
+
 
 register(
     "conv2d",
@@ -182,8 +256,10 @@ register(
     attrs=dict(_CONV_ATTRS),
     infer=_make_conv_infer(depthwise=False),
     kernel=_conv_kernel,
+    grad=_conv_grad_rule("conv2d"),
     doc="Output = 2-D (grouped) cross-correlation of Input [N, C, H, W] with Filter [M, C/groups, kh, kw]",
 )
+_register_conv_grad("conv2d")
 
 register(
     "depthwise_conv2d",
@@ -192,8 +268,10 @@ register(
     attrs=dict(_CONV_ATTRS),
     infer=_make_conv_infer(depthwise=True),
     kernel=_conv_kernel,
+    grad=_conv_grad_rule("depthwise_conv2d"),
     doc="conv2d with groups == C: each input channel has its own M/C filters",
 )
+_register_conv_grad("depthwise_conv2d")
 
 
 # --- pool2d ------------------------------------------------------------------------------------
@@ -247,41 +325,152 @@ def _pool_index(size, out, k, stride, pad_before, adaptive):
     return np.where(valid, index, 0), valid, count
 
 
-def _pool_kernel(ins, attrs):
-    x = ins["X"]
-    channels_last = attrs["data_format"] == "NHWC"
-    if channels_last:
-        x = x.transpose(0, 3, 1, 2)
-    h, w = x.shape[2], x.shape[3]
+def _pool_axes(attrs, h, w):
+    """Per-axis windows of a pooling over an [H, W] input: ((ih, vh, ch), (iw, vw, cw)) as
+    ``_pool_index`` gives them, and the ``ksize`` in effect."""
     ksize, strides, pads, (oh, ow) = _pool_geometry(attrs, (h, w))
     adaptive = bool(attrs["adaptive"])
-    ih, vh, ch = _pool_index(h, oh, ksize[0], strides[0], pads[0], adaptive)
-    iw, vw, cw = _pool_index(w, ow, ksize[1], strides[1], pads[2], adaptive)
+    return (_pool_index(h, oh, ksize[0], strides[0], pads[0], adaptive),
+            _pool_index(w, ow, ksize[1], strides[1], pads[2], adaptive), ksize)
+
+
+def _avg_divisor(attrs, ch, cw, ksize, dtype):
+    """[OH, OW] (or scalar) divisor of average pooling: cells in the window (exclusive,
+    adaptive) or kh * kw (inclusive)."""
+    if attrs["exclusive"] or attrs["adaptive"]:
+        return np.maximum(ch[:, None] * cw[None, :], 1).astype(dtype)
+    return np.array(ksize[0] * ksize[1], dtype)
+
+
+def _pool_kernel(ins, attrs):
+    channels_last = attrs["data_format"] == "NHWC"
+    x = _nchw(ins["X"], channels_last)
+    (ih, vh, ch), (iw, vw, cw), ksize = _pool_axes(attrs, x.shape[2], x.shape[3])
     cells = x[:, :, ih[:, :, None, None], iw[None, None, :, :]]       # [N, C, OH, kh, OW, kw]
     valid = vh[:, :, None, None] & vw[None, None, :, :]
     if attrs["pooling_type"] == "max":
         out = np.where(valid, cells, np.array(-np.inf, x.dtype)).max(axis=(3, 5))
     else:
         total = np.where(valid, cells, np.array(0, x.dtype)).sum(axis=(3, 5))
-        if attrs["exclusive"] or adaptive:
-            divisor = np.maximum(ch[:, None] * cw[None, :], 1)
-        else:
-            divisor = np.array(ksize[0] * ksize[1])
-        out = total / divisor.astype(x.dtype)
+        out = total / _avg_divisor(attrs, ch, cw, ksize, x.dtype)
     if channels_last:
         out = out.transpose(0, 2, 3, 1)
     return {"Out": np.ascontiguousarray(out, dtype=x.dtype)}
 
 
+def _window_matrix(index, valid, size, dtype):
+    """[OUT, size] 0/1 matrix: row i marks the input cells of output i's window along one axis."""
+    rows, k = np.nonzero(valid)
+    matrix = np.zeros((index.shape[0], size), dtype)
+    matrix[rows, index[rows, k]] = 1
+    return matrix
+
+
+def _avg_pool_grad(dout, h_axis, w_axis, attrs, ksize, h, w):
+    """Windows are separable, so X@GRAD = Mh^T @ (Out@GRAD / divisor) @ Mw with the 0/1 window
+    matrices Mh [OH, H], Mw [OW, W]: two BLAS products, for every padding/ceil/adaptive mode."""
+    (ih, vh, ch), (iw, vw, cw) = h_axis, w_axis
+    scaled = dout / _avg_divisor(attrs, ch, cw, ksize, dout.dtype)
+    n, c, oh, ow = scaled.shape
+    rows = np.matmul(scaled.reshape(n * c * oh, ow), _window_matrix(iw, vw, w, dout.dtype))
+    return np.matmul(_window_matrix(ih, vh, h, dout.dtype).T, rows.reshape(n * c, oh, w)).reshape(n, c, h, w)
+
+
+def _max_pool_grad_strided(x, dout, ksize, strides, pads):
+    """Regular windows: loop over the kh*kw window offsets on strided views of X padded with
+    -inf; at each offset, the windows whose maximum sits there and was not found earlier take
+    their gradient (so the first maximum in row-major order wins, as in ``_max_pool_grad_gather``)."""
+    n, c, h, w = x.shape
+    oh, ow = dout.shape[2:]
+    (kh, kw), (sh, sw), top, left = ksize, strides, pads[0], pads[2]
+    bottom, right = max((oh - 1) * sh + kh - h - top, 0), max((ow - 1) * sw + kw - w - left, 0)
+    if top or bottom or left or right:
+        x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=-np.inf)
+    dx = np.zeros(x.shape, dout.dtype)
+
+    def window(a, b):
+        return (slice(None), slice(None), slice(a, a + sh * (oh - 1) + 1, sh), slice(b, b + sw * (ow - 1) + 1, sw))
+
+    offsets = [(a, b) for a in range(kh) for b in range(kw)]
+    best = x[window(0, 0)].copy()
+    for a, b in offsets[1:]:
+        np.maximum(best, x[window(a, b)], out=best)
+    found = np.zeros(best.shape, bool)
+    for a, b in offsets:
+        hit = x[window(a, b)] == best
+        hit &= ~found
+        found |= hit
+        dx[window(a, b)] += dout * hit
+    return dx[:, :, top:top + h, left:left + w]
+
+
+def _max_pool_grad_gather(x, dout, h_axis, w_axis):
+    """Any windows (adaptive, large): gather every window, take the first maximum in row-major
+    order (the reference CPU kernel's rule for ties) and scatter-add with ``bincount``."""
+    (ih, vh, ch), (iw, vw, cw) = h_axis, w_axis
+    n, c, h, w = x.shape
+    oh, ow = ih.shape[0], iw.shape[0]
+    kh, kw = ih.shape[1], iw.shape[1]
+    cells = x[:, :, ih[:, None, :, None], iw[None, :, None, :]]        # [N, C, OH, OW, kh, kw]
+    valid = vh[:, None, :, None] & vw[None, :, None, :]
+    if not valid.all():
+        np.copyto(cells, np.array(-np.inf, x.dtype), where=~valid)
+    first = cells.reshape(n, c, oh, ow, kh * kw).argmax(axis=-1)
+    row = ih[np.arange(oh)[:, None], first // kw]
+    col = iw[np.arange(ow), first % kw]
+    target = row * w + col + (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
+    nonempty = (ch > 0)[:, None] & (cw > 0)[None, :]
+    weights = dout if nonempty.all() else dout * nonempty  # windows lying wholly in the padding
+    dx = np.bincount(target.ravel(), weights=weights.ravel(), minlength=n * c * h * w)
+    return dx.reshape(n, c, h, w)
+
+
+_STRIDED_MAX_CELLS = 16  # windows up to this size use the loop over window offsets
+
+
+def _pool_grad_kernel(ins, attrs, wanted):
+    if grad_slot("X") not in wanted:
+        return {}
+    channels_last = attrs["data_format"] == "NHWC"
+    x, dout = _nchw(ins["X"], channels_last), _nchw(ins[grad_slot("Out")], channels_last)
+    h, w = x.shape[2], x.shape[3]
+    h_axis, w_axis, ksize = _pool_axes(attrs, h, w)
+    if attrs["pooling_type"] == "avg":
+        dx = _avg_pool_grad(dout, h_axis, w_axis, attrs, ksize, h, w)
+    elif not attrs["adaptive"] and ksize[0] * ksize[1] <= _STRIDED_MAX_CELLS:
+        _, strides, pads, _ = _pool_geometry(attrs, (h, w))
+        dx = _max_pool_grad_strided(x, dout, ksize, strides, pads)
+    else:
+        dx = _max_pool_grad_gather(x, dout, h_axis, w_axis)
+    if channels_last:
+        dx = dx.transpose(0, 2, 3, 1)
+    return {grad_slot("X"): np.ascontiguousarray(dx, dtype=x.dtype)}
+
+
+_POOL_ATTRS = {"pooling_type": "max", "ksize": REQUIRED, "strides": [1, 1], "paddings": [0, 0],
+               "global_pooling": False, "exclusive": True, "ceil_mode": False, "adaptive": False,
+               "data_format": "NCHW", "padding_algorithm": "EXPLICIT", "use_cudnn": False,
+               "use_mkldnn": False}
+
 register(
     "pool2d",
     inputs=["X"],
     outputs=["Out"],
-    attrs={"pooling_type": "max", "ksize": REQUIRED, "strides": [1, 1], "paddings": [0, 0],
-           "global_pooling": False, "exclusive": True, "ceil_mode": False, "adaptive": False,
-           "data_format": "NCHW", "padding_algorithm": "EXPLICIT", "use_cudnn": False,
-           "use_mkldnn": False},
+    attrs=dict(_POOL_ATTRS),
     infer=_pool_infer,
     kernel=_pool_kernel,
+    grad=standard_rule("pool2d_grad", inputs=("X",)),
     doc="Out = max or average over (kh, kw) windows of X (global, adaptive and ceil_mode variants)",
+)
+
+register_grad(
+    "pool2d_grad",
+    grad_of="pool2d",
+    inputs=["X", grad_slot("Out")],
+    outputs=[optional(grad_slot("X"))],
+    attrs=dict(_POOL_ATTRS),
+    like={grad_slot("X"): "X"},
+    kernel=_pool_grad_kernel,
+    doc="the gradient of `pool2d`: max sends each output's gradient to the first maximum of its "
+        "window (row-major), avg spreads it over the window divided as the forward divided",
 )

@@ -5,6 +5,11 @@ and variances are biased (divided by the number of elements).  Statistics of flo
 float32; otherwise they share the input's dtype.  Kernels compute in the wider of the input's and
 the statistics' dtype and return fresh arrays (``MeanOut``/``VarianceOut`` may later be handed the
 buffers of ``Mean``/``Variance`` by the inplace pass).
+
+Gradients flow through ``Y`` only (the statistics outputs are not differentiated, as in the
+reference); the moving ``Mean``/``Variance`` inputs get none.  ``batch_norm_grad`` reads the
+statistics the forward normalized with (``SavedMean``/``SavedVariance``), ``layer_norm_grad`` the
+row ``Mean``/``Variance`` outputs.
 """
 from __future__ import annotations
 
@@ -14,7 +19,8 @@ from ..core.dtypes import float16, float32
 from ..core.errors import DTypeError, fmt_shape
 from .elementwise import check_float
 from .infer_helpers import prod
-from .registry import optional, register
+from .gradrule import grad_slot, standard_rule
+from .registry import optional, register, register_grad
 
 _LAYOUTS = ("NCHW", "NHWC", "AnyLayout")
 
@@ -63,6 +69,15 @@ def _bn_infer(ctx):
         ctx.set(slot, (channels,), stat_dtype)
 
 
+_BN_ATTRS = {"momentum": 0.9, "epsilon": 1e-5, "is_test": False, "data_layout": "NCHW",
+             "use_global_stats": False, "trainable_statistics": False, "use_mkldnn": False}
+
+
+def _bn_global_stats(attrs) -> bool:
+    """Whether batch_norm normalizes with the moving Mean/Variance instead of batch statistics."""
+    return bool((attrs["is_test"] and not attrs["trainable_statistics"]) or attrs["use_global_stats"])
+
+
 def _bn_kernel(ins, attrs):
     x, scale, bias, mean, var = ins["X"], ins["Scale"], ins["Bias"], ins["Mean"], ins["Variance"]
     axis = _bn_channel_axis(x.ndim, attrs["data_layout"])
@@ -72,8 +87,7 @@ def _bn_kernel(ins, attrs):
     compute = np.result_type(x.dtype, mean.dtype)
     xc = x.astype(compute, copy=False)
     eps, momentum = attrs["epsilon"], attrs["momentum"]
-    global_stats = (attrs["is_test"] and not attrs["trainable_statistics"]) or attrs["use_global_stats"]
-    if global_stats:
+    if _bn_global_stats(attrs):
         use_mean, use_var = mean.astype(compute), var.astype(compute)
         mean_out, var_out = mean.copy(), var.copy()
     else:
@@ -89,17 +103,72 @@ def _bn_kernel(ins, attrs):
             "SavedMean": np.array(use_mean, dtype=stat), "SavedVariance": np.asarray(inv_std, dtype=stat)}
 
 
+def _bn_grad_kernel(ins, attrs, wanted):
+    """Bias@GRAD = sum(dY); Scale@GRAD = sum(dY * x_hat) with x_hat = (X - SavedMean) * SavedVariance;
+    X@GRAD = Scale * inv_std * (dY - mean(dY) - x_hat * mean(dY * x_hat)) with batch statistics,
+    or Scale * inv_std * dY with the moving ones (then the statistics do not depend on X).
+
+    In both modes the forward saved the statistics it normalized with (SavedMean and the inverse
+    std in SavedVariance; from Mean/Variance in the moving-statistics mode), so they are read
+    there.  Sums run over [pre, C, post] views: no transposes for NCHW or NHWC."""
+    x, scale, dy = ins["X"], ins["Scale"], ins[grad_slot("Y")]
+    mean, inv_std = ins["SavedMean"], ins["SavedVariance"]
+    axis = _bn_channel_axis(x.ndim, attrs["data_layout"])
+    channels = x.shape[axis]
+    view = (int(np.prod(x.shape[:axis], dtype=np.int64)), channels, -1)
+    compute = np.result_type(x.dtype, mean.dtype)
+    dy3 = dy.reshape(view).astype(compute, copy=False)
+    want_dx, global_stats = grad_slot("X") in wanted, _bn_global_stats(attrs)
+    batch_dx = want_dx and not global_stats   # needs the sums below; moving statistics do not
+    result = {}
+    if grad_slot("Bias") in wanted or batch_dx:
+        dbias = dy3.sum(axis=(0, 2))
+        if grad_slot("Bias") in wanted:
+            result[grad_slot("Bias")] = dbias.astype(scale.dtype, copy=False)
+    if grad_slot("Scale") in wanted or batch_dx:
+        x_hat = np.subtract(x.reshape(view), mean.reshape(1, -1, 1), dtype=compute)  # a fresh buffer
+        x_hat *= inv_std.reshape(1, -1, 1)
+        dscale = np.einsum("pcs,pcs->c", dy3, x_hat)
+        if grad_slot("Scale") in wanted:
+            result[grad_slot("Scale")] = dscale.astype(scale.dtype, copy=False)
+    if want_dx:
+        factor = (scale * inv_std).astype(compute, copy=False).reshape(1, -1, 1)
+        if global_stats:
+            dx = dy3 * factor
+        else:  # dx = factor * (dy - dbias / m - x_hat * dscale / m), built in x_hat's buffer
+            m = x.size // channels
+            x_hat *= (dscale / m).reshape(1, -1, 1)
+            x_hat += (dbias / m).reshape(1, -1, 1)
+            dx = np.subtract(dy3, x_hat, out=x_hat)
+            dx *= factor
+        result[grad_slot("X")] = dx.reshape(x.shape).astype(x.dtype, copy=False)
+    return result
+
+
 register(
     "batch_norm",
     inputs=["X", "Scale", "Bias", "Mean", "Variance"],
     outputs=["Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"],
-    attrs={"momentum": 0.9, "epsilon": 1e-5, "is_test": False, "data_layout": "NCHW",
-           "use_global_stats": False, "trainable_statistics": False, "use_mkldnn": False},
+    attrs=dict(_BN_ATTRS),
     infer=_bn_infer,
     kernel=_bn_kernel,
+    grad=standard_rule("batch_norm_grad", inputs=("X", "Scale"), outputs=("SavedMean", "SavedVariance"),
+                       output_grads=("Y",), input_grads=("X", "Scale", "Bias")),
     inplace={"MeanOut": "Mean", "VarianceOut": "Variance"},
     doc="Y = (X - mean) / sqrt(var + eps) * Scale + Bias per channel; batch statistics in training "
         "(running Mean/Variance updated with momentum), Mean/Variance in test mode",
+)
+
+register_grad(
+    "batch_norm_grad",
+    grad_of="batch_norm",
+    inputs=["X", "Scale", "SavedMean", "SavedVariance", grad_slot("Y")],
+    outputs=[optional(grad_slot("X")), optional(grad_slot("Scale")), optional(grad_slot("Bias"))],
+    attrs=dict(_BN_ATTRS),
+    like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Scale"},
+    kernel=_bn_grad_kernel,
+    doc="the gradient of `batch_norm` (Y only; MeanOut/VarianceOut/SavedMean/SavedVariance are "
+        "statistics, not differentiated): X, Scale and Bias gradients from the saved statistics",
 )
 
 
@@ -138,6 +207,37 @@ def _ln_kernel(ins, attrs):
             "Mean": np.asarray(mean, dtype=stat), "Variance": np.asarray(var, dtype=stat)}
 
 
+def _ln_grad_kernel(ins, attrs, wanted):
+    """Per row (the dims from begin_norm_axis on), with x_hat = (x - mean) * inv_std and
+    g = dY * Scale: X@GRAD = inv_std * (g - mean(g) - x_hat * mean(g * x_hat));
+    Scale@GRAD = column sums of dY * x_hat; Bias@GRAD = column sums of dY."""
+    x, dy, scale = ins["X"], ins[grad_slot("Y")], ins.get("Scale")
+    mean, var = ins["Mean"], ins["Variance"]
+    rows_shape = (mean.shape[0], -1)
+    compute = mean.dtype
+    result = {}
+    dy2 = dy.reshape(rows_shape).astype(compute, copy=False)
+    if grad_slot("Bias") in wanted:
+        result[grad_slot("Bias")] = dy2.sum(axis=0).astype(ins["Bias"].dtype, copy=False)
+    if not wanted & {grad_slot("X"), grad_slot("Scale")}:
+        return result
+    inv_std = 1.0 / np.sqrt(var + np.asarray(attrs["epsilon"], compute))
+    x_hat = np.subtract(x.reshape(rows_shape), mean[:, None], dtype=compute)  # a fresh buffer
+    x_hat *= inv_std[:, None]
+    if grad_slot("Scale") in wanted:
+        result[grad_slot("Scale")] = np.einsum("ij,ij->j", dy2, x_hat).astype(scale.dtype, copy=False)
+    if grad_slot("X") in wanted:
+        g = dy2 * scale if scale is not None else dy2
+        width = x_hat.shape[1]
+        mean_gx = np.einsum("ij,ij->i", g, x_hat) / width
+        x_hat *= mean_gx[:, None]           # dx = inv_std * (g - mean(g) - x_hat * mean_gx), in x_hat
+        dx = np.subtract(g, x_hat, out=x_hat)
+        dx -= (g.sum(axis=1) / width)[:, None]
+        dx *= inv_std[:, None]
+        result[grad_slot("X")] = dx.reshape(x.shape).astype(x.dtype, copy=False)
+    return result
+
+
 register(
     "layer_norm",
     inputs=["X", optional("Scale"), optional("Bias")],
@@ -145,5 +245,20 @@ register(
     attrs={"begin_norm_axis": 1, "epsilon": 1e-5},
     infer=_ln_infer,
     kernel=_ln_kernel,
+    grad=standard_rule("layer_norm_grad", inputs=("X", "Scale", "Bias"), outputs=("Mean", "Variance"),
+                       output_grads=("Y",), input_grads=("X", "Scale", "Bias")),
     doc="Y = (X - mean) / sqrt(var + eps) * Scale + Bias, statistics over dims [begin_norm_axis, rank)",
+)
+
+register_grad(
+    "layer_norm_grad",
+    grad_of="layer_norm",
+    inputs=["X", optional("Scale"), optional("Bias"), "Mean", "Variance", grad_slot("Y")],
+    outputs=[optional(grad_slot("X")), optional(grad_slot("Scale")), optional(grad_slot("Bias"))],
+    attrs={"begin_norm_axis": 1, "epsilon": 1e-5},
+    like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Bias"},
+    kernel=_ln_grad_kernel,
+    no_need_buffer=["Bias"],
+    doc="the gradient of `layer_norm` (Y only; the row statistics Mean/Variance are not "
+        "differentiated); Bias is read for its shape only",
 )

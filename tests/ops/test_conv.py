@@ -256,3 +256,173 @@ def test_filter_mismatch_message_names_shapes():
     message = check_build_error("conv2d", {"Input": _x(2, 6, 5, 5), "Filter": _x(4, 2, 3, 3)}, {"groups": 2},
                                 ShapeError)
     assert "[4, 2, 3, 3]" in message and "[2, 6, 5, 5]" in message and "6 / 2" in message
+
+
+# --- gradients: central differences in float64 ------------------------------------------------------
+from headrace.autodiff import gradients  # noqa: E402
+from headrace.ops import conv as conv_ops  # noqa: E402
+from headrace.ops.apply import apply_op_single  # noqa: E402
+from headrace.ops.registry import Meta, lookup  # noqa: E402
+from tests.helpers import build_and_run as run_program  # noqa: E402
+from tests.ops.gradcheck import check_grad  # noqa: E402
+
+grng = np.random.default_rng(2024)
+
+# (id, op, Input shape, Filter shape, attrs); every differentiated input has at most ~60 elements
+CONV_GRAD_CASES = [
+    ("basic", "conv2d", (2, 2, 3, 4), (2, 2, 2, 2), {}),
+    ("stride2-pad1", "conv2d", (1, 2, 5, 5), (2, 2, 3, 3), {"strides": [2, 2], "paddings": [1, 1]}),
+    ("pad4-asymmetric", "conv2d", (1, 2, 4, 5), (2, 2, 2, 3), {"paddings": [0, 2, 1, 3]}),
+    ("dilation2", "conv2d", (1, 1, 6, 6), (2, 1, 2, 2), {"dilations": [2, 2], "paddings": [1, 1]}),
+    ("dilation-rect-stride", "conv2d", (1, 1, 7, 8), (2, 1, 2, 3), {"dilations": [3, 2], "strides": [1, 2]}),
+    ("stride-skips-cells", "conv2d", (1, 1, 7, 7), (2, 1, 2, 2), {"strides": [3, 3]}),
+    ("groups2", "conv2d", (1, 4, 4, 3), (4, 2, 2, 2), {"groups": 2, "paddings": [1, 0]}),
+    ("nhwc", "conv2d", (1, 4, 5, 2), (3, 2, 2, 2), {"data_format": "NHWC", "strides": [2, 1], "paddings": [1, 0]}),
+    ("nhwc-groups", "conv2d", (1, 3, 3, 4), (2, 2, 2, 2), {"data_format": "NHWC", "groups": 2,
+                                                           "paddings": [1, 0, 0, 1]}),
+    ("same-stride2", "conv2d", (1, 2, 5, 6), (2, 2, 3, 3), {"padding_algorithm": "SAME", "strides": [2, 2]}),
+    ("same-even-kernel", "conv2d", (1, 1, 5, 5), (2, 1, 4, 2), {"padding_algorithm": "SAME", "strides": [1, 2]}),
+    ("same-resets-dilation", "conv2d", (1, 1, 5, 5), (1, 1, 3, 3), {"padding_algorithm": "SAME",
+                                                                    "dilations": [2, 2]}),
+    ("valid-ignores-pads", "conv2d", (1, 2, 5, 5), (2, 2, 3, 3), {"padding_algorithm": "VALID",
+                                                                  "paddings": [2, 2]}),
+    ("depthwise", "depthwise_conv2d", (1, 3, 4, 4), (3, 1, 3, 3), {"groups": 3, "paddings": [1, 1]}),
+    ("depthwise-mult2", "depthwise_conv2d", (1, 2, 5, 5), (4, 1, 3, 3), {"groups": 2, "strides": [2, 2]}),
+    ("depthwise-nhwc", "depthwise_conv2d", (1, 4, 4, 3), (3, 1, 3, 3), {"groups": 3, "data_format": "NHWC",
+                                                                        "paddings": [0, 1, 1, 0]}),
+]
+
+
+@pytest.mark.parametrize("id, op, x_shape, w_shape, attrs", CONV_GRAD_CASES, ids=[c[0] for c in CONV_GRAD_CASES])
+def test_conv_gradient(id, op, x_shape, w_shape, attrs):
+    check_grad(op, {"Input": grng.standard_normal(x_shape), "Filter": grng.standard_normal(w_shape)}, attrs)
+
+
+@pytest.mark.parametrize("wrt", [("Input",), ("Filter",)])
+def test_conv_gradient_of_one_input(wrt):
+    """The other input is data: the gradient op is asked for one output only."""
+    check_grad("conv2d", {"Input": grng.standard_normal((1, 2, 4, 4)), "Filter": grng.standard_normal((3, 2, 2, 2))},
+               {"strides": [2, 1], "paddings": [1, 1], "groups": 1}, wrt=wrt)
+
+
+def test_conv_grad_kernel_computes_only_wanted_and_reads_input_only_for_filter_grad():
+    kernel = lookup("conv2d_grad").kernel
+    attrs = {**lookup("conv2d").attrs, "paddings": [1, 1]}
+    x, w = grng.standard_normal((2, 3, 4, 4)), grng.standard_normal((2, 3, 3, 3))
+    dout = grng.standard_normal((2, 2, 4, 4))
+    got = kernel({"Input": Meta(x.shape, x.dtype), "Filter": w, "Output@GRAD": dout}, attrs,
+                 wanted=frozenset({"Input@GRAD"}))
+    assert set(got) == {"Input@GRAD"}
+    got_w = kernel({"Input": x, "Filter": w, "Output@GRAD": dout}, attrs, wanted=frozenset({"Filter@GRAD"}))
+    assert set(got_w) == {"Filter@GRAD"}
+    # hand-written check of one filter gradient entry: sum over batch and positions of x_pad * dout
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    np.testing.assert_allclose(got_w["Filter@GRAD"][1, 2, 0, 2], np.sum(xp[:, 2, 0:4, 2:6] * dout[:, 1]), rtol=1e-12)
+
+
+# (id, X shape, attrs)
+MAX_POOL_GRAD_CASES = [
+    ("max2x2", (1, 2, 4, 4), {"ksize": [2, 2], "strides": [2, 2]}),
+    ("max-overlap-pad", (1, 2, 4, 4), {"ksize": [3, 3], "paddings": [1, 1]}),
+    ("max-pad4", (1, 2, 5, 6), {"ksize": [3, 2], "strides": [2, 2], "paddings": [1, 0, 0, 1]}),
+    ("max-ceil", (1, 2, 5, 5), {"ksize": [2, 2], "strides": [2, 2], "ceil_mode": True}),
+    ("max-global", (2, 2, 3, 4), {"ksize": [1, 1], "global_pooling": True}),
+    ("max-global-5x5", (1, 2, 5, 5), {"ksize": [1, 1], "global_pooling": True}),
+    ("max-adaptive", (1, 2, 5, 5), {"ksize": [2, 3], "adaptive": True}),
+    ("max-nhwc", (1, 4, 5, 2), {"ksize": [2, 3], "strides": [2, 1], "paddings": [1, 1], "data_format": "NHWC"}),
+    ("max-same", (1, 2, 5, 6), {"ksize": [2, 3], "strides": [2, 2], "padding_algorithm": "SAME"}),
+]
+AVG_POOL_GRAD_CASES = [
+    ("avg-exclusive", (1, 2, 5, 5), {"pooling_type": "avg", "ksize": [3, 3], "paddings": [1, 1]}),
+    ("avg-inclusive", (1, 2, 5, 5), {"pooling_type": "avg", "ksize": [3, 3], "paddings": [1, 1],
+                                     "exclusive": False}),
+    ("avg-rect-stride", (1, 2, 7, 4), {"pooling_type": "avg", "ksize": [3, 2], "strides": [2, 3]}),
+    ("avg-ceil-exclusive", (1, 1, 7, 7), {"pooling_type": "avg", "ksize": [3, 3], "strides": [2, 2],
+                                          "ceil_mode": True, "paddings": [1, 1]}),
+    ("avg-ceil-inclusive", (1, 1, 7, 7), {"pooling_type": "avg", "ksize": [2, 2], "strides": [2, 2],
+                                          "ceil_mode": True, "exclusive": False}),
+    ("avg-global", (2, 2, 3, 4), {"pooling_type": "avg", "ksize": [2, 2], "global_pooling": True}),
+    ("avg-adaptive", (1, 2, 5, 5), {"pooling_type": "avg", "ksize": [2, 3], "adaptive": True}),
+    ("avg-nhwc", (1, 4, 5, 2), {"pooling_type": "avg", "ksize": [2, 2], "paddings": [0, 1, 1, 0],
+                                "data_format": "NHWC", "exclusive": False}),
+    ("avg-valid", (1, 2, 5, 5), {"pooling_type": "avg", "ksize": [2, 2], "strides": [2, 2], "paddings": [1, 1],
+                                 "padding_algorithm": "VALID"}),
+    ("avg-window-in-padding", (1, 1, 3, 3), {"pooling_type": "avg", "ksize": [2, 2], "strides": [2, 2],
+                                             "paddings": [2, 2]}),
+]
+
+
+@pytest.fixture(params=["strided", "gather"])
+def max_pool_path(request, monkeypatch):
+    """Max-pool gradients have two implementations (a loop over window offsets for small regular
+    windows, a gather + scatter-add otherwise); the max-pool tests run through both."""
+    if request.param == "gather":
+        monkeypatch.setattr(conv_ops, "_STRIDED_MAX_CELLS", 0)
+    return request.param
+
+
+def _check_pool_grad(x_shape, attrs):
+    x = grng.permutation(np.arange(np.prod(x_shape), dtype=np.float64)).reshape(x_shape) * 0.1  # no ties
+    check_grad("pool2d", {"X": x}, attrs)
+
+
+@pytest.mark.parametrize("id, x_shape, attrs", MAX_POOL_GRAD_CASES, ids=[c[0] for c in MAX_POOL_GRAD_CASES])
+def test_max_pool_gradient(id, x_shape, attrs, max_pool_path):
+    _check_pool_grad(x_shape, attrs)
+
+
+@pytest.mark.parametrize("id, x_shape, attrs", AVG_POOL_GRAD_CASES, ids=[c[0] for c in AVG_POOL_GRAD_CASES])
+def test_avg_pool_gradient(id, x_shape, attrs):
+    _check_pool_grad(x_shape, attrs)
+
+
+def _pool_grads(x, attrs, dout):
+    def build(x, dout):
+        x.stop_gradient = False
+        out = apply_op_single("pool2d", {"X": x}, attrs)
+        return gradients([out], [x], target_gradients=[dout])
+    return run_program(build, {"x": x, "dout": dout})[0][0]
+
+
+def test_max_pool_ties_go_to_the_first_maximum_in_row_major_order(max_pool_path):
+    x = np.array([[[[1.0, 1.0, 2.0, 0.0],
+                    [1.0, 1.0, 2.0, 1.0]]]])
+    dx = _pool_grads(x, {"ksize": [2, 2], "strides": [2, 2]}, np.array([[[[3.0, 5.0]]]]))
+    np.testing.assert_array_equal(dx, [[[[3.0, 0.0, 5.0, 0.0], [0.0, 0.0, 0.0, 0.0]]]])
+
+
+def test_max_pool_overlapping_windows_add_up_at_a_shared_maximum(max_pool_path):
+    x = np.array([[[[0.0, 5.0, 1.0, 7.0]]]])
+    dx = _pool_grads(x, {"ksize": [1, 2], "strides": [1, 1]}, np.array([[[[1.0, 2.0, 4.0]]]]))
+    np.testing.assert_array_equal(dx, [[[[0.0, 3.0, 0.0, 4.0]]]])
+
+
+def test_max_pool_window_wholly_in_padding_sends_nothing(max_pool_path):
+    """ksize 2, stride 2, pads 2 on 3x3: the first row/column of windows lies in the padding."""
+    kernel = lookup("pool2d_grad").kernel
+    attrs = {**lookup("pool2d").attrs, "ksize": [2, 2], "strides": [2, 2], "paddings": [2, 2]}
+    x = np.arange(9.0).reshape(1, 1, 3, 3)
+    dx = kernel({"X": x, "Out@GRAD": np.ones((1, 1, 3, 3))}, attrs, wanted=frozenset({"X@GRAD"}))["X@GRAD"]
+    expected = np.zeros((1, 1, 3, 3))
+    expected[0, 0, [1, 1, 2, 2], [1, 2, 1, 2]] = 1.0  # windows {0..1}x{0..1}, {0..1}x{2}, {2}x{0..1}, {2}x{2}
+    np.testing.assert_array_equal(dx, expected)
+    assert kernel({"X": x, "Out@GRAD": np.ones((1, 1, 3, 3))}, attrs, wanted=frozenset()) == {}
+
+
+def test_float32_gradients_stay_float32_and_match_float64():
+    """Check mode verifies each gradient kernel's dtype against its inferred float32."""
+    x64, w64 = grng.standard_normal((2, 3, 6, 6)), grng.standard_normal((4, 3, 3, 3))
+
+    def build(x, w):
+        x.stop_gradient = w.stop_gradient = False
+        y = apply_op_single("conv2d", {"Input": x, "Filter": w}, {"paddings": [1, 1], "strides": [2, 2]},
+                            out_slot="Output")
+        y = apply_op_single("pool2d", {"X": y}, {"ksize": [2, 2], "pooling_type": "avg"})
+        y = apply_op_single("pool2d", {"X": y}, {"ksize": [2, 2], "strides": [1, 1]})
+        return gradients([y], [x, w])
+
+    g64, _ = run_program(build, {"x": x64, "w": w64})
+    g32, _ = run_program(build, {"x": x64.astype(np.float32), "w": w64.astype(np.float32)})
+    for a, b in zip(g32, g64):
+        assert a.dtype == np.float32
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
