@@ -1,6 +1,6 @@
 """The demo: train a small convolutional classifier on scikit-learn's handwritten digits.
 
-    python -m headrace.demo [--epochs N] [--batch-size B] [--seed S]
+    python -m headrace.demo [--epochs N] [--batch-size B] [--learning-rate LR] [--seed S]
 
 The data set (1,797 8x8 grey images of the digits 0-9) ships inside scikit-learn, so nothing is
 downloaded.  The network is declared once as a static Program (conv -> batch norm -> relu ->
@@ -36,7 +36,7 @@ def load_digits_split(seed: int, test_fraction: float = 0.25):
     return (images[train], labels[train]), (images[test], labels[test])
 
 
-def build(seed: int):
+def build(seed: int, learning_rate: float):
     main, startup = static.Program(), static.Program()
     main.random_seed = startup.random_seed = seed
     with static.program_guard(main, startup):
@@ -51,7 +51,7 @@ def build(seed: int):
         loss = paddle.mean(F.cross_entropy(logits, label, reduction="none"))
         accuracy = static.accuracy(F.softmax(logits), label)
         test_program = main.clone(for_test=True)
-        paddle.optimizer.Adam(learning_rate=0.01).minimize(loss)
+        paddle.optimizer.Adam(learning_rate=learning_rate).minimize(loss)
     return main, startup, test_program, loss, accuracy
 
 
@@ -76,37 +76,46 @@ def evaluate(exe, program, scope, data, loss, accuracy, batch_size=256):
     return sum(losses) / len(images), correct / len(images)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=8)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-
-    train, test = load_digits_split(args.seed)
-    main_program, startup, test_program, loss, accuracy = build(args.seed)
-    print(f"digits: {len(train[0])} training and {len(test[0])} test images of 8x8; "
+def train(train_data, test_data, epochs: int, batch_size: int, seed: int, learning_rate: float) -> list:
+    """Train on ``train_data`` ((images N x 1 x 8 x 8 float32, labels N x 1 int64)); print a bar
+    and one line per epoch; return ``[(mean loss, train accuracy, test accuracy)]`` per epoch."""
+    main_program, startup, test_program, loss, accuracy = build(seed, learning_rate)
+    print(f"digits: {len(train_data[0])} training and {len(test_data[0])} test images of 8x8; "
           f"{len(main_program.global_block().ops)} ops per training step")
     scope = static.Scope()
     exe = static.Executor(paddle.CPUPlace())
     exe.run(startup, scope=scope)
-    rng = np.random.default_rng(args.seed)
-    images, labels = train
-    batches = (len(images) + args.batch_size - 1) // args.batch_size
-    started = time.perf_counter()
-    for epoch in range(1, args.epochs + 1):
+    rng = np.random.default_rng(seed)
+    images, labels = train_data
+    batches = (len(images) + batch_size - 1) // batch_size
+    history = []
+    for epoch in range(1, epochs + 1):
         order = rng.permutation(len(images))
         seen, loss_sum, correct = 0, 0.0, 0.0
         for b in range(batches):
-            index = order[b * args.batch_size:(b + 1) * args.batch_size]
+            index = order[b * batch_size:(b + 1) * batch_size]
             lv, av = exe.run(main_program, feed={"image": images[index], "label": labels[index]},
                              fetch_list=[loss, accuracy], scope=scope)
             seen += len(index)
             loss_sum += float(lv) * len(index)
             correct += float(av) * len(index)
-            progress(epoch, args.epochs, b + 1, batches)
-        _, test_acc = evaluate(exe, test_program, scope, test, loss, accuracy)
+            progress(epoch, epochs, b + 1, batches)
+        _, test_acc = evaluate(exe, test_program, scope, test_data, loss, accuracy)
+        history.append((loss_sum / seen, correct / seen, test_acc))
         print(f"  loss {loss_sum / seen:.4f}  train acc {correct / seen:.3f}  test acc {test_acc:.3f}")
+    return history
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=12)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--learning-rate", type=float, default=0.005)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    train_data, test_data = load_digits_split(args.seed)
+    started = time.perf_counter()
+    train(train_data, test_data, args.epochs, args.batch_size, args.seed, args.learning_rate)
     elapsed = time.perf_counter() - started
     print(f"trained {args.epochs} epochs in {elapsed:.1f} s; peak runtime memory "
           f"{paddle.device.cpu.max_memory_allocated() / 2**20:.2f} MiB")

@@ -204,6 +204,7 @@ class Program:
         self._is_test = False
         self._op_role = 0        # role given to ops appended now (see role_guard)
         self._op_role_var = []
+        self._lineage = object()  # shared by a program and its clones (fetching across them is fine)
 
     @contextlib.contextmanager
     def role_guard(self, role, role_var=None):
@@ -282,6 +283,7 @@ class Program:
             spec = _inference_spec(spec)
         program = Program.from_dict(spec)
         program._is_test = for_test
+        program._lineage = self._lineage
         return program
 
     def to_dict(self) -> dict:

@@ -76,9 +76,14 @@ class Executor:
         names = []
         for item in fetch_list:
             if isinstance(item, Variable):
-                if item.block.program is not program:
+                owner = item.block.program
+                if owner is not program and owner._lineage is not program._lineage:
                     raise FetchError(f"cannot fetch variable {item.name!r}: it belongs to another "
-                                     "program than the one being run")
+                                     "program than the one being run (nor is either a clone of the other)")
+                if owner is not program and program.global_block()._find_var_recursive(item.name) is None:
+                    raise FetchError(f"cannot fetch variable {item.name!r}: the program being run is a "
+                                     "clone without it (clone(for_test=True) drops backward and "
+                                     "optimizer variables)")
                 names.append(item.name)
             elif isinstance(item, str):
                 if program.global_block()._find_var_recursive(item) is None:

@@ -128,6 +128,25 @@ def test_fetch_errors():
         exe.run(main, feed=feed, fetch_list=[dangling], scope=scope)
 
 
+def test_fetch_main_variables_from_its_test_clone():
+    """The common idiom: build, clone(for_test=True), minimize; run the clone fetching main's vars."""
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [None, 3], "float32")
+        out = paddle.mean(static.nn.fc(x, size=2))
+        test_program = main.clone(for_test=True)
+        paddle.optimizer.SGD(0.1).minimize(out)
+    exe, scope = Executor(), Scope()
+    exe.run(startup, scope=scope)
+    feed = {"x": np.ones((2, 3), "float32")}
+    (value,) = exe.run(test_program, feed=feed, fetch_list=[out], scope=scope)
+    (again,) = exe.run(main, feed=feed, fetch_list=[out], scope=scope)
+    assert value == again  # the clone ran the same forward with the same (not yet updated) weights
+    grad = main.global_block().var("fc_0.w_0@GRAD")
+    with pytest.raises(FetchError, match="clone without it"):
+        exe.run(test_program, feed=feed, fetch_list=[grad], scope=scope)
+
+
 def test_kernel_failure_names_the_op_and_line():
     main = static.Program()
     with static.program_guard(main, static.Program()):
