@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..core.errors import FeedError, FetchError, where
 from ..core.random import default_generator, fixed_generator
 from ..ops.registry import lookup
-from ..passes import liveness
+from ..passes import liveness, schedule
 
 CHECK_KERNELS = os.environ.get("HEADRACE_CHECK_KERNELS", "") not in ("", "0")
 
@@ -58,7 +58,7 @@ def _rng_source(op, program):
 
 def build_plan(program, feed_names, fetch_names, check_kernels=None) -> Plan:
     block = program.global_block()
-    ops = block.ops
+    ops = schedule.hoist_updates(block.ops)
     persistables = frozenset(v.name for v in program.list_vars() if v.persistable)
     fed = set(feed_names)
     produced = set()
