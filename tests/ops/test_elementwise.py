@@ -157,3 +157,13 @@ def test_max_ties_send_the_gradient_to_y():
     (dx, dy), _ = build_and_run(build, {"x": np.array([1.0, 2.0, 3.0]), "y": np.array([1.0, 1.0, 4.0])})
     np.testing.assert_array_equal(dx, [0.0, 1.0, 0.0])
     np.testing.assert_array_equal(dy, [1.0, 0.0, 1.0])
+
+
+@given(mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3),
+       st.sampled_from(["elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div"]))
+def test_gradient_property_random_broadcasting(shapes, op):
+    """Any NumPy-broadcastable pair of shapes: analytic gradients match central differences."""
+    xs, ys = shapes.input_shapes
+    prng = np.random.default_rng(len(xs) * 7 + len(ys))
+    check_grad(op, {"X": prng.uniform(0.5, 2.0, xs), "Y": prng.uniform(0.5, 2.0, ys)},
+               {"axis": -1}, batch_unknown=False)

@@ -24,6 +24,9 @@ def test_seed_003_example_lengths():
     w, b = (p.name for p, _ in param_grad_list)
     assert [p.name for p, _ in p_g_list2] == [w]
     assert [p.name for p, _ in p_g_list3] == [b]
+    # the reference's names for the third and fourth calls (paddle_behaviour.md §1.5)
+    assert p_g_list2[0][1].name == f"grad/grad/{w}@GRAD"
+    assert p_g_list3[0][1].name == f"grad/grad/grad/{b}@GRAD"
     # every call appended its own backward: all gradients are distinct variables with equal values
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(fluid.default_startup_program())
