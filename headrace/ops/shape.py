@@ -1,33 +1,31 @@
-"""Ops that move data without computing on it: reshape, transpose, concat, split, slice,
-squeeze, unsqueeze and flatten.
+"""Ops that move data without computing on it: reshape, transpose, squeeze, unsqueeze and
+flatten (concat, split and slice are in ``concat_slice.py``).
 
 The ``*2`` ops (and ``flatten_contiguous_range``) also output ``XShape``, the reference system's
 shape carrier for their gradient ops: shape ``[0] + X.shape``, holding no data.
 
 Each shape rule is one pure function of (input shape, attrs) used by both ``infer`` (dims may be
 -1) and the kernel (concrete dims), so build-time and run-time shapes follow the same rule.  A
-rule raises ``_Bad`` for a certain mismatch; ``infer`` turns it into a typed error naming the op.
+rule raises ``BadShape`` for a certain mismatch; ``infer`` turns it into a typed error naming the op.
 Kernels return NumPy views where possible (reshape, transpose, split, slice, squeeze).
 
 Gradients: ``reshape2``/``squeeze2``/``unsqueeze2``/``flatten_contiguous_range`` read only ``XShape``
 (shape only) and ``Out@GRAD``, which they reshape back (a view); ``transpose2_grad`` transposes
-``Out@GRAD`` by the inverse permutation (a view); ``concat_grad`` cuts ``Out@GRAD`` into views by the
-shapes of ``X`` (shape only); the gradient of ``split`` is a ``concat`` of the ``Out@GRAD`` pieces;
-``slice_grad`` writes ``Out@GRAD`` into zeros of ``Input``'s shape (``Input`` shape only).
+``Out@GRAD`` by the inverse permutation (a view).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import DTypeError, ShapeError, fmt_shape
+from ..core.errors import ShapeError, fmt_shape
 from .gradrule import grad_slot, standard_rule
 from .infer_helpers import normalize_axes, prod
-from .registry import REQUIRED, many, optional, register, register_grad
+from .registry import REQUIRED, optional, register, register_grad
 
 X_GRAD, OUT_GRAD = grad_slot("X"), grad_slot("Out")
 
 
-class _Bad(ValueError):
+class BadShape(ValueError):
     """A shape rule's certain mismatch: ``attr`` names the attribute at fault (None: an input)."""
 
     def __init__(self, attr, expected, got):
@@ -35,17 +33,17 @@ class _Bad(ValueError):
         self.attr, self.expected, self.got = attr, expected, got
 
 
-def _raise_in(ctx, bad: _Bad, slot="X"):
+def raise_bad_shape(ctx, bad: BadShape, slot="X"):
     if bad.attr is None:
         ctx.fail(slot, bad.expected, bad.got)
     ctx.fail_attr(bad.attr, bad.expected, bad.got)
 
 
-def _axis_index(axis, rank, attr, shape):
+def axis_index(axis, rank, attr, shape):
     """One axis made non-negative; valid range [-rank, rank)."""
     axis = int(axis)
     if not -rank <= axis < rank:
-        raise _Bad(attr, f"axes in [{-rank}, {rank}) for an input of shape {fmt_shape(shape)}", axis)
+        raise BadShape(attr, f"axes in [{-rank}, {rank}) for an input of shape {fmt_shape(shape)}", axis)
     return axis % rank
 
 
@@ -67,8 +65,8 @@ def _view_infer(rule, *attrs):
     def infer(ctx):
         try:
             out = rule(ctx.shape("X"), *(ctx.attr(a) for a in attrs))
-        except _Bad as bad:
-            _raise_in(ctx, bad)
+        except BadShape as bad:
+            raise_bad_shape(ctx, bad)
         _set_with_xshape(ctx, out)
     return infer
 
@@ -126,22 +124,22 @@ def reshape_shape(x_shape, shape):
     """
     shape = [int(s) for s in shape]
     if shape.count(-1) > 1:
-        raise _Bad("shape", "at most one -1 (inferred) entry", shape)
+        raise BadShape("shape", "at most one -1 (inferred) entry", shape)
     out = []
     for i, s in enumerate(shape):
         if s == 0:
             if i >= len(x_shape):
-                raise _Bad("shape", f"0 (copy a dim) only at positions < {len(x_shape)}, the rank of X "
+                raise BadShape("shape", f"0 (copy a dim) only at positions < {len(x_shape)}, the rank of X "
                                     f"{fmt_shape(x_shape)}", shape)
             out.append(x_shape[i])
         elif s < -1:
-            raise _Bad("shape", "positive dims, 0 (copy) or one -1 (inferred)", shape)
+            raise BadShape("shape", "positive dims, 0 (copy) or one -1 (inferred)", shape)
         else:
             out.append(s)
     rest = [d for i, d in enumerate(x_shape) if i >= len(shape) or shape[i] != 0]
     x_rest = prod(rest)
     out_rest = prod(s for s in shape if s > 0)
-    mismatch = _Bad(None, f"a shape whose element count fits `shape`={shape} (X's dims at the 0 entries "
+    mismatch = BadShape(None, f"a shape whose element count fits `shape`={shape} (X's dims at the 0 entries "
                           "are copied)", f"shape {fmt_shape(x_shape)}")
     if -1 in shape:
         if x_rest != -1:
@@ -234,228 +232,6 @@ register_grad(
 )
 
 
-# --- concat --------------------------------------------------------------------------------------
-def _concat_infer(ctx):
-    shapes, dtypes = ctx.shapes("X"), ctx.dtypes("X")
-    first = shapes[0]
-    rank = len(first)
-    if rank == 0:
-        ctx.fail("X", "inputs of rank >= 1", f"shape {fmt_shape(first)}")
-    try:
-        axis = _axis_index(ctx.attr("axis"), rank, "axis", first)
-    except _Bad as bad:
-        _raise_in(ctx, bad)
-    out = list(first)
-    for i, (shape, dtype) in enumerate(zip(shapes, dtypes)):
-        if dtype != dtypes[0]:
-            ctx.fail("X", f"every input of dtype {dtypes[0]}", f"{dtype} at position {i}", error=DTypeError)
-        agree = len(shape) == rank and all(
-            d == axis or a == b or a == -1 or b == -1 for d, (a, b) in enumerate(zip(out, shape)))
-        if not agree:
-            ctx.fail("X", f"every input of rank {rank} matching {fmt_shape(first)} except at axis {axis}",
-                     f"{fmt_shape(shape)} at position {i}")
-        out = [b if a == -1 else a for a, b in zip(out, shape)]
-    sizes = [s[axis] for s in shapes]
-    out[axis] = -1 if -1 in sizes else sum(sizes)
-    ctx.set("Out", out, dtypes[0])
-
-
-register(
-    "concat",
-    inputs=[many("X")],
-    outputs=["Out"],
-    attrs={"axis": 0},
-    infer=_concat_infer,
-    kernel=lambda ins, attrs: {"Out": np.concatenate(ins["X"], axis=attrs["axis"])},
-    grad=standard_rule("concat_grad"),
-    doc="Out = the inputs joined along `axis` (all other dims equal)",
-)
-
-
-def _concat_grad_kernel(ins, attrs, wanted):
-    """X@GRAD[i] = the piece of Out@GRAD where X[i] sits (views); X is read for its shapes only.
-    Every position gets its piece, also those autodiff marked as not needed."""
-    if X_GRAD not in wanted:
-        return {}
-    xs, dout = ins["X"], ins[OUT_GRAD]
-    axis = int(attrs["axis"]) % max(dout.ndim, 1)
-    sizes = [x.shape[axis] for x in xs]
-    if dout.ndim == 0 or sum(sizes) != dout.shape[axis]:
-        raise ShapeError(f"op `concat_grad`: input `{OUT_GRAD}` of shape {fmt_shape(dout.shape)} does not "
-                         f"match X of shapes {[list(x.shape) for x in xs]} joined along axis {attrs['axis']}")
-    return {X_GRAD: np.split(dout, np.cumsum(sizes)[:-1], axis=axis)}
-
-
-register_grad(
-    "concat_grad",
-    grad_of="concat",
-    inputs=[many("X"), OUT_GRAD],
-    outputs=[many(X_GRAD, optional=True)],
-    attrs={"axis": 0},
-    like={X_GRAD: "X"},
-    kernel=_concat_grad_kernel,
-    no_need_buffer=["X"],
-)
-
-
-# --- split ---------------------------------------------------------------------------------------
-def split_sizes(dim, num, sections):
-    """Sizes of the pieces of a dim of size ``dim`` (-1: unknown): ``num`` equal pieces, else
-    ``sections`` (one entry may be -1: the rest)."""
-    if num < 0 or (num == 0 and not sections):
-        raise _Bad("num", "num > 0, or a non-empty `sections`", num)
-    if num > 0:
-        if dim != -1 and dim % num:
-            raise _Bad("num", f"a divisor of {dim}, the size of the split axis", num)
-        return [dim // num if dim != -1 else -1] * num
-    sections = [int(s) for s in sections]
-    if sections.count(-1) > 1 or any(s < -1 for s in sections):
-        raise _Bad("sections", "sizes >= 0 with at most one -1 (the rest)", sections)
-    known = sum(s for s in sections if s != -1)
-    if dim == -1:
-        return sections
-    if -1 in sections:
-        if known > dim:
-            raise _Bad("sections", f"sizes summing to at most {dim}, the size of the split axis", sections)
-        return [dim - known if s == -1 else s for s in sections]
-    if known != dim:
-        raise _Bad("sections", f"sizes summing to {dim}, the size of the split axis", sections)
-    return sections
-
-
-def _split_infer(ctx):
-    x_shape, dtype = ctx.shape("X"), ctx.dtype("X")
-    try:
-        axis = _axis_index(ctx.attr("axis"), len(x_shape), "axis", x_shape)
-        sizes = split_sizes(x_shape[axis], ctx.attr("num"), ctx.attr("sections"))
-    except _Bad as bad:
-        _raise_in(ctx, bad)
-    ctx.set_many("Out", [(x_shape[:axis] + (s,) + x_shape[axis + 1:], dtype) for s in sizes])
-
-
-def _split_kernel(ins, attrs):
-    x, axis = ins["X"], attrs["axis"]
-    sizes = split_sizes(x.shape[axis], attrs["num"], attrs["sections"])
-    return {"Out": np.split(x, np.cumsum(sizes)[:-1], axis=axis)}
-
-
-register(
-    "split",
-    inputs=["X"],
-    outputs=[many("Out")],
-    attrs={"axis": 0, "num": 0, "sections": []},
-    infer=_split_infer,
-    kernel=_split_kernel,
-    grad=lambda g: [g.grad_op("concat", {"X": g.output_grad("Out")}, {"Out": g.input_grad("X")},
-                              {"axis": g.attr("axis")})],
-    doc="Out = X cut along `axis` into `num` equal pieces or pieces of sizes `sections` (views); "
-        "its gradient is a `concat` of the pieces' gradients",
-)
-
-
-# --- slice ---------------------------------------------------------------------------------------
-def slice_bounds(dim, start, end):
-    """Python-slice bounds on a known dim: negative indices count from the end, clamped to [0, dim]."""
-    start = min(max(start + dim if start < 0 else start, 0), dim)
-    end = min(max(end + dim if end < 0 else end, 0), dim)
-    return start, max(start, end)
-
-
-def _slice_len(dim, start, end):
-    if dim != -1:
-        lo, hi = slice_bounds(dim, start, end)
-        return hi - lo
-    if (start >= 0) == (end >= 0) and end <= start:
-        return 0  # empty whatever the dim is
-    return -1
-
-
-def _slice_plan(shape, axes, starts, ends, decrease_axis):
-    """(axes, out shape before decreasing, decreased axes), checking the attrs."""
-    if not len(axes) == len(starts) == len(ends):
-        raise _Bad("starts", f"as many starts and ends as axes ({len(axes)}); got ends={list(ends)}",
-                   list(starts))
-    axes = [_axis_index(a, len(shape), "axes", shape) for a in axes]
-    if len(set(axes)) != len(axes):
-        raise _Bad("axes", "distinct axes", axes)
-    sliced = list(shape)
-    for a, s, e in zip(axes, starts, ends):
-        sliced[a] = _slice_len(shape[a], int(s), int(e))
-    decrease = sorted({_axis_index(a, len(shape), "decrease_axis", shape) for a in decrease_axis})
-    for a in decrease:
-        if sliced[a] not in (1, -1):
-            raise _Bad("decrease_axis", f"axes of length 1 after slicing ({fmt_shape(shape)} sliced to "
-                                        f"{fmt_shape(sliced)})", list(decrease_axis))
-    return axes, sliced, decrease
-
-
-def _slice_infer(ctx):
-    shape = ctx.shape("Input")
-    try:
-        _, sliced, decrease = _slice_plan(shape, ctx.attr("axes"), ctx.attr("starts"), ctx.attr("ends"),
-                                          ctx.attr("decrease_axis"))
-    except _Bad as bad:
-        _raise_in(ctx, bad, "Input")
-    ctx.set("Out", [d for i, d in enumerate(sliced) if i not in decrease], ctx.dtype("Input"))
-
-
-def _slice_kernel(ins, attrs):
-    x = ins["Input"]
-    axes, _, decrease = _slice_plan(x.shape, attrs["axes"], attrs["starts"], attrs["ends"],
-                                    attrs["decrease_axis"])
-    index = [slice(None)] * x.ndim
-    for a, s, e in zip(axes, attrs["starts"], attrs["ends"]):
-        index[a] = slice(*slice_bounds(x.shape[a], int(s), int(e)))
-    out = x[tuple(index)] if index else x  # indexing a 0-D array with () would give a scalar
-    return {"Out": np.squeeze(out, axis=tuple(decrease)) if decrease else out}
-
-
-register(
-    "slice",
-    inputs=["Input"],
-    outputs=["Out"],
-    attrs={"axes": REQUIRED, "starts": REQUIRED, "ends": REQUIRED, "decrease_axis": [], "infer_flags": []},
-    infer=_slice_infer,
-    kernel=_slice_kernel,
-    grad=standard_rule("slice_grad", inputs=("Input",), input_grads=("Input",)),
-    doc="Out = Input[starts[i]:ends[i]] along each axes[i] (Python slice rules, a view); "
-        "the dims in decrease_axis (length 1) are removed",
-)
-
-
-def _slice_grad_kernel(ins, attrs, wanted):
-    """Input@GRAD = zeros of Input's shape with Out@GRAD written where the slice came from;
-    Input is read for its shape only."""
-    in_grad = grad_slot("Input")
-    if in_grad not in wanted:
-        return {}
-    x, dout = ins["Input"], ins[OUT_GRAD]
-    axes, sliced, decrease = _slice_plan(x.shape, attrs["axes"], attrs["starts"], attrs["ends"],
-                                         attrs["decrease_axis"])
-    out_shape = tuple(d for i, d in enumerate(sliced) if i not in decrease)
-    if tuple(dout.shape) != out_shape:
-        raise ShapeError(f"op `slice_grad`: input `{OUT_GRAD}` has shape {fmt_shape(dout.shape)}, expected "
-                         f"{fmt_shape(out_shape)} (Input of shape {fmt_shape(x.shape)} sliced)")
-    dx = np.zeros(x.shape, dtype=x.dtype)
-    index = [slice(None)] * dx.ndim
-    for a, s, e in zip(axes, attrs["starts"], attrs["ends"]):
-        index[a] = slice(*slice_bounds(x.shape[a], int(s), int(e)))
-    dx[tuple(index)] = dout.reshape(sliced)
-    return {in_grad: dx}
-
-
-register_grad(
-    "slice_grad",
-    grad_of="slice",
-    inputs=["Input", OUT_GRAD],
-    outputs=[optional(grad_slot("Input"))],
-    attrs={"axes": REQUIRED, "starts": REQUIRED, "ends": REQUIRED, "decrease_axis": [], "infer_flags": []},
-    like={grad_slot("Input"): "Input"},
-    kernel=_slice_grad_kernel,
-    no_need_buffer=["Input"],
-)
-
-
 # --- squeeze2 / unsqueeze2 -----------------------------------------------------------------------
 def squeeze_shape(shape, axes):
     """Dims of size 1 removed: all of them when ``axes`` is empty, else those listed.
@@ -465,7 +241,7 @@ def squeeze_shape(shape, axes):
     """
     if not axes:
         return tuple(d for d in shape if d != 1)
-    listed = {_axis_index(a, len(shape), "axes", shape) for a in axes}
+    listed = {axis_index(a, len(shape), "axes", shape) for a in axes}
     return tuple(d for i, d in enumerate(shape) if not (i in listed and d in (1, -1)))
 
 
@@ -499,7 +275,7 @@ def unsqueeze_shape(shape, axes):
     for step, axis in enumerate(axes):
         bound = len(out) + 1
         if not -bound <= int(axis) < bound:
-            raise _Bad("axes", f"each axis in [{-bound}, {bound - 1}] when inserted into {fmt_shape(out)} "
+            raise BadShape("axes", f"each axis in [{-bound}, {bound - 1}] when inserted into {fmt_shape(out)} "
                                f"(step {step} on X of shape {fmt_shape(shape)})", list(axes))
         out.insert(int(axis) % bound, 1)
     return tuple(out)
@@ -524,10 +300,10 @@ def flatten_shape(shape, start_axis, stop_axis):
     """Dims start_axis..stop_axis (inclusive, negative allowed) merged into one; 0-D becomes [1]."""
     if not shape:
         return (1,)
-    start = _axis_index(start_axis, len(shape), "start_axis", shape)
-    stop = _axis_index(stop_axis, len(shape), "stop_axis", shape)
+    start = axis_index(start_axis, len(shape), "start_axis", shape)
+    stop = axis_index(stop_axis, len(shape), "stop_axis", shape)
     if start > stop:
-        raise _Bad("stop_axis", f"an axis >= start_axis={start_axis} (dim {start}) for X of shape "
+        raise BadShape("stop_axis", f"an axis >= start_axis={start_axis} (dim {start}) for X of shape "
                                 f"{fmt_shape(shape)}", stop_axis)
     return tuple(shape[:start]) + (prod(shape[start:stop + 1]),) + tuple(shape[stop + 1:])
 

@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from headrace.core.errors import AttrError, DTypeError, ShapeError
-from headrace.ops.shape import reshape_shape, slice_bounds
+from headrace.ops.concat_slice import slice_bounds
+from headrace.ops.shape import reshape_shape
 from tests.ops.harness import Case, check_build_error, check_forward, check_infer_batch, ids, infer_shapes
 
 rng = np.random.default_rng(2)
