@@ -14,6 +14,7 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
 
 
 conv2d = _S.conv2d
+create_global_var = _S.create_global_var
 batch_norm = _S.batch_norm
 layer_norm = _S.layer_norm
 

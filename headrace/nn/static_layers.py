@@ -83,6 +83,23 @@ def create_parameter(shape, dtype, attr=None, is_bias=False, default_initializer
     return param
 
 
+def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
+    """A variable of the main program filled with ``value`` by the startup program (e.g. a
+    learning rate an optimizer reads).  It is always stored persistable: its value must survive
+    from the startup run to the main runs (``persistable=False`` is accepted for compatibility)."""
+    shape = [int(d) for d in shape]
+    if any(d < 0 for d in shape):
+        raise ShapeError(f"create_global_var: shape must be non-negative, got {fmt_shape(shape)}")
+    dtype = convert_dtype(dtype)
+    name = name or names.generate("global_var")
+    var = context.default_main_program().global_block().create_var(
+        name=name, shape=shape, dtype=dtype, persistable=True, stop_gradient=True)
+    sblock = context.default_startup_program().global_block()
+    svar = sblock.create_var(name=name, shape=shape, dtype=dtype, persistable=True)
+    Constant(float(value))(svar, sblock)
+    return var
+
+
 # --- fc ------------------------------------------------------------------------------------------
 def append_activation(x: Variable, act, name_key: str) -> Variable:
     if act is None:

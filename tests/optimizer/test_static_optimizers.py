@@ -134,13 +134,14 @@ def test_adam_accumulators_and_beta_powers_start_at_beta():
 def test_learning_rate_variable_is_read_at_run_time():
     loss = _net()
     block = static.default_main_program().global_block()
-    lr = block.create_var(name="my_lr", shape=[1], dtype="float32", persistable=True)
+    lr = fluid.layers.create_global_var(shape=[1], value=0.0, dtype="float32", persistable=True,
+                                        name="my_lr")
     paddle.optimizer.SGD(learning_rate=lr).minimize(loss)
     assert all(op.input("LearningRate") == ["my_lr"] for op in block.ops if op.type == "sgd")
     scope = Scope()
     exe = Executor()
     exe.run(static.default_startup_program(), scope=scope)
-    scope.var("my_lr").get_tensor().set(np.array([0.0], np.float32))
+    np.testing.assert_array_equal(scope.find_var("my_lr").get_tensor(), [0.0])
     before = np.array(scope.find_var("w1").get_tensor())
     exe.run(feed={"x": X, "y": Y}, scope=scope)
     np.testing.assert_array_equal(scope.find_var("w1").get_tensor(), before)  # lr 0: no change
