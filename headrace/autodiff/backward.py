@@ -194,7 +194,8 @@ class Backward:
         self.no_grad = set(no_grad)
         self.callbacks = callbacks
         self.prefix = "grad/" * max(self.program._appending_grad_times - 1, 0)
-        self.grad_to_fwd = {}
+        self.grad_to_fwd = {}   # every gradient name handed out -> its forward name
+        self.seed_names = {}    # target -> the name of its seed gradient (set in build)
 
     # names ----------------------------------------------------------------------------------
     def grad_of(self, name: str) -> str:
