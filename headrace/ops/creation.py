@@ -250,6 +250,7 @@ register_grad(
     grad_of="sum",
     inputs=[many("X"), DOUT],
     outputs=[many(DX, optional=True)],
+    views={DX: DOUT},
     like={DX: "X"},
     kernel=_sum_grad_kernel,
     no_need_buffer=["X"],

@@ -134,6 +134,7 @@ for _type, (_fn, _doc) in _BINARY.items():
         grad_of=_type,
         inputs=["X", "Y", *_extra, grad_slot("Out")],
         outputs=[optional(grad_slot("X")), optional(grad_slot("Y"))],
+        views={grad_slot("X"): grad_slot("Out"), grad_slot("Y"): grad_slot("Out")},
         attrs={"axis": -1},
         like={grad_slot("X"): "X", grad_slot("Y"): "Y"},
         kernel=_grad_kernel(_dx, _dy, _shape_only),

@@ -102,6 +102,7 @@ register_grad(
     grad_of="dropout",
     inputs=["Mask", grad_slot("Out")],
     outputs=[optional(grad_slot("X"))],
+    views={grad_slot("X"): grad_slot("Out")},
     attrs={"dropout_prob": 0.5, "is_test": False, "dropout_implementation": "downgrade_in_infer"},
     like={grad_slot("X"): grad_slot("Out")},
     kernel=_dropout_grad_kernel,

@@ -159,6 +159,7 @@ for _type, (_compute, _allowed, _doc) in _REDUCTIONS.items():
         grad_of=_type,
         inputs=["X", *_extra, OUT_GRAD],
         outputs=[optional(X_GRAD)],
+        views={X_GRAD: OUT_GRAD},
         attrs=dict(_REDUCE_ATTRS),
         like={X_GRAD: "X"},
         kernel=_kernel,

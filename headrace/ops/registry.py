@@ -54,6 +54,7 @@ class OpDef:
     kernel: Callable
     grad: Callable | None = None
     inplace: dict = field(default_factory=dict)          # output slot -> input slot it may overwrite
+    views: dict = field(default_factory=dict)            # output slot -> input slot whose buffer it may share
     no_need_buffer: frozenset = frozenset()              # input slots read for shape/dtype only
     random: bool = False                                 # draws random numbers (kernel gets an rng)
     wants_outputs: bool = False                          # kernel(ins, attrs, wanted=frozenset(slots))
@@ -87,26 +88,28 @@ def _slots(specs) -> tuple:
 
 
 def register(type: str, *, inputs, outputs, infer, kernel, attrs=None, grad=None, inplace=None,
-             no_need_buffer=(), random=False, wants_outputs=False, grad_of=None, doc="") -> OpDef:
+             no_need_buffer=(), random=False, wants_outputs=False, grad_of=None, views=None,
+             doc="") -> OpDef:
     """Declare an op. Re-registering a type is an error (one op, one place)."""
     if type in _REGISTRY:
         raise ValueError(f"op `{type}` is registered twice")
     opdef = OpDef(type=type, inputs=_slots(inputs), outputs=_slots(outputs), attrs=dict(attrs or {}),
                   infer=infer, kernel=kernel, grad=grad, inplace=dict(inplace or {}),
                   no_need_buffer=frozenset(no_need_buffer), random=random,
-                  wants_outputs=wants_outputs, grad_of=grad_of, doc=doc)
+                  wants_outputs=wants_outputs, grad_of=grad_of, views=dict(views or {}), doc=doc)
     for name in opdef.no_need_buffer:
         if opdef.input_slot(name) is None:
             raise ValueError(f"op `{type}`: no_need_buffer names unknown input slot {name!r}")
-    for out, inp in opdef.inplace.items():
-        if opdef.output_slot(out) is None or opdef.input_slot(inp) is None:
-            raise ValueError(f"op `{type}`: inplace pair {out!r}->{inp!r} names unknown slots")
+    for kind, pairs in (("inplace", opdef.inplace), ("views", opdef.views)):
+        for out, inp in pairs.items():
+            if opdef.output_slot(out) is None or opdef.input_slot(inp) is None:
+                raise ValueError(f"op `{type}`: {kind} pair {out!r}->{inp!r} names unknown slots")
     _REGISTRY[type] = opdef
     return opdef
 
 
 def register_grad(type: str, *, grad_of: str, inputs, outputs, kernel, infer=None, like=None,
-                  attrs=None, no_need_buffer=(), inplace=None, doc="") -> OpDef:
+                  attrs=None, no_need_buffer=(), inplace=None, views=None, doc="") -> OpDef:
     """Declare a gradient op.  Its kernel is called with ``wanted`` (the output slots present)
     and computes only those.  ``like`` maps output slot -> input slot for shape inference
     (``{"X@GRAD": "X"}``) when no ``infer`` is given."""
@@ -117,7 +120,7 @@ def register_grad(type: str, *, grad_of: str, inputs, outputs, kernel, infer=Non
         infer = like_infer(like)
     return register(type, inputs=inputs, outputs=outputs, infer=infer, kernel=kernel, attrs=attrs,
                     no_need_buffer=no_need_buffer, inplace=inplace, wants_outputs=True,
-                    grad_of=grad_of, doc=doc or f"the gradient of `{grad_of}`")
+                    grad_of=grad_of, views=views, doc=doc or f"the gradient of `{grad_of}`")
 
 
 def set_grad(type: str, rule) -> None:

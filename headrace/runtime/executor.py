@@ -12,7 +12,7 @@ from ..core import context
 from ..core.errors import FeedError, FetchError, KernelError, UninitializedError, fmt_shape, where
 from ..core.program import Program
 from ..core.variable import Variable
-from ..ops.registry import Meta
+from ..ops.registry import Meta, lookup
 from . import memory
 from .places import CPUPlace, check_runnable
 from .plan import build_plan
@@ -158,7 +158,9 @@ class Executor:
                         if old is not None:
                             release(old)
                 if plan.check_kernels:
-                    _check_outputs(plan.steps[index], env)
+                    _check_outputs(plan.steps[index], env,
+                                   {slot: (v if many else [v]) for (slot, _, many), v in
+                                    zip(ins_spec, (ins[s] for s, _, _ in ins_spec))})
                 for name in strips:
                     value = env[name]
                     env[name] = Meta(value.shape, value.dtype)
@@ -212,9 +214,23 @@ def _feed_array(var, value) -> np.ndarray:
     return arr
 
 
-def _check_outputs(step, env) -> None:
-    """Debug mode: every output must match its variable's inferred shape and dtype."""
+def _check_outputs(step, env, inputs) -> None:
+    """Debug mode: every output must match its variable's inferred shape and dtype, and may
+    share memory with an input only where the op declares it (``OpDef.views``)."""
     block = step.op.block
+    views = lookup(step.op.type).views
+    for slot, names, _ in step.outs:
+        for name in names:
+            value = env.get(name)
+            for in_slot, in_names, _ in step.ins:
+                if views.get(slot) == in_slot:
+                    continue
+                for in_name, in_value in zip(in_names, inputs[in_slot]):
+                    if in_name != name and isinstance(in_value, np.ndarray) and \
+                            isinstance(value, np.ndarray) and np.may_share_memory(value, in_value):
+                        raise KernelError(f"{where(step.op.type, step.op.callsite)}: kernel output "
+                                          f"`{slot}` ({name}) shares memory with input `{in_slot}` "
+                                          f"({in_name}), which the op does not declare in `views`")
     for slot, names, _ in step.outs:
         for name in names:
             var = block._find_var_recursive(name)

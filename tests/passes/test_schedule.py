@@ -83,3 +83,37 @@ def test_results_are_bit_identical_and_peak_memory_drops(shared, monkeypatch):
     for a, b in zip(hoisted[1], plain[1]):
         assert np.array_equal(a, b)
     assert hoisted[2] < plain[2], (hoisted[2], plain[2])
+
+
+def _view_net():
+    """A stop_gradient view of W is read by a gradient op that runs after W's gradient is
+    complete: W's update must wait for it, although no variable name is shared."""
+    main, startup = static.Program(), static.Program()
+    startup.random_seed = 2
+    with static.program_guard(main, startup):
+        x = static.data("x", [4, 3], "float32")
+        w = static.create_parameter([3, 4], "float32", attr=paddle.ParamAttr(name="w"))
+        p = static.create_parameter([12], "float32", attr=paddle.ParamAttr(name="p"))
+        view = paddle.reshape(w, [12])
+        view.stop_gradient = True
+        t2 = paddle.sum(view * p)
+        t1 = paddle.sum(paddle.matmul(x, w))
+        loss = t1 + t2
+        paddle.optimizer.SGD(learning_rate=0.5).minimize(loss)
+    return main, startup, loss
+
+
+def test_updates_wait_for_readers_of_views_of_the_parameter(monkeypatch):
+    def run():
+        main, startup, loss = _view_net()
+        scope = Scope()
+        exe = Executor()
+        exe.run(startup, scope=scope)
+        exe.run(main, feed={"x": np.ones((4, 3), "float32")}, scope=scope)
+        return np.array(scope.find_var("p").get_tensor()), np.array(scope.find_var("w").get_tensor())
+
+    hoisted = run()
+    monkeypatch.setattr(schedule, "hoist_updates", lambda ops: list(ops))
+    plain = run()
+    np.testing.assert_array_equal(hoisted[0], plain[0])
+    np.testing.assert_array_equal(hoisted[1], plain[1])
