@@ -2,7 +2,10 @@
 
 An op file declares, side by side: slots, attributes with defaults, ``infer`` (output shapes and
 dtypes at build time), ``kernel`` (NumPy compute), ``grad`` (the gradient *ops* it contributes)
-and the metadata transformations read: ``inplace``, ``no_need_buffer``, ``random``.
+and the metadata transformations read: ``inplace`` (outputs that may overwrite an input),
+``views`` (outputs that may share an input's buffer), ``no_need_buffer``, ``random``.  Gradient
+ops are declared with ``register_grad``; their kernels take a third argument ``wanted``, the
+output slots to compute.
 
 Kernel calling convention: ``kernel(ins, attrs) -> outs`` where ``ins``/``outs`` map slot names to
 arrays (a list of arrays for a ``many`` slot, ``None`` for an absent ``optional`` slot).  A random
@@ -25,6 +28,7 @@ from ..core.dtypes import DType, convert_dtype
 from ..core.errors import AttrError, DTypeError, ShapeError, SlotError, fmt_shape, op_message, where
 from ..core.operator import set_op_checker
 from ..core.variable import Variable
+from .gradrule import like_infer
 
 REQUIRED = object()  # an attribute default meaning "must be given"
 
@@ -113,7 +117,6 @@ def register_grad(type: str, *, grad_of: str, inputs, outputs, kernel, infer=Non
     """Declare a gradient op.  Its kernel is called with ``wanted`` (the output slots present)
     and computes only those.  ``like`` maps output slot -> input slot for shape inference
     (``{"X@GRAD": "X"}``) when no ``infer`` is given."""
-    from .gradrule import like_infer
     if infer is None:
         if like is None:
             raise ValueError(f"gradient op `{type}` needs `infer` or `like`")
@@ -121,14 +124,6 @@ def register_grad(type: str, *, grad_of: str, inputs, outputs, kernel, infer=Non
     return register(type, inputs=inputs, outputs=outputs, infer=infer, kernel=kernel, attrs=attrs,
                     no_need_buffer=no_need_buffer, inplace=inplace, wants_outputs=True,
                     grad_of=grad_of, views=views, doc=doc or f"the gradient of `{grad_of}`")
-
-
-def set_grad(type: str, rule) -> None:
-    """Attach a gradient rule (or ``NO_GRADIENT``) to a registered forward op."""
-    opdef = lookup(type)
-    if opdef.grad is not None:
-        raise ValueError(f"op `{type}` already has a gradient rule")
-    opdef.grad = rule
 
 
 class UnknownOpError(AttrError):

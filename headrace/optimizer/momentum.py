@@ -1,19 +1,23 @@
 """Momentum: ``v = mu * v + grad``; ``param -= lr * v`` (Nesterov: ``lr * (grad + mu * v)``)."""
 from __future__ import annotations
 
-from .optimizer import Optimizer, _check_float_arg
+from .optimizer import Optimizer, check_float_arg
 
 
 class Momentum(Optimizer):
+    """Momentum SGD with one zero-initialised ``velocity`` accumulator per parameter;
+    ``use_nesterov`` steps with ``grad + momentum * velocity``; ``rescale_grad`` scales the
+    gradient first."""
+
     type = "momentum"
     _velocity = "velocity"
 
     def __init__(self, learning_rate=0.001, momentum=0.9, parameters=None, use_nesterov=False,
                  weight_decay=None, grad_clip=None, rescale_grad=1.0, name=None):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
-        self._momentum = _check_float_arg(momentum, "momentum", low=0.0)
+        self._momentum = check_float_arg(momentum, "momentum", low=0.0)
         self._use_nesterov = bool(use_nesterov)
-        self._rescale_grad = _check_float_arg(rescale_grad, "rescale_grad")
+        self._rescale_grad = check_float_arg(rescale_grad, "rescale_grad")
 
     def _create_accumulators(self, params) -> None:
         for p in params:

@@ -34,12 +34,13 @@ def _check_learning_rate(learning_rate):
     return float(learning_rate)
 
 
-def _check_float_arg(value, name: str, low=None, high=None, low_open=False, high_open=False) -> float:
+def check_float_arg(value, name: str, low=None, high=None, high_open=False) -> float:
+    """A hyper-parameter given as a real number in [low, high] (or [low, high) with high_open)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a float, got {type(value).__name__}: {value!r}")
     value = float(value)
-    if low is not None and (value < low or (low_open and value == low)):
-        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value}")
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
     if high is not None and (value > high or (high_open and value == high)):
         raise ValueError(f"{name} must be {'<' if high_open else '<='} {high}, got {value}")
     return value

@@ -5,6 +5,9 @@ from .optimizer import Optimizer
 
 
 class SGD(Optimizer):
+    """Plain gradient descent. ``SGD(learning_rate=0.001, parameters=None)``; in static mode call
+    ``minimize(loss)`` (or ``backward`` + ``apply_gradients``)."""
+
     type = "sgd"
 
     def __init__(self, learning_rate=0.001, parameters=None, weight_decay=None, grad_clip=None,

@@ -158,9 +158,7 @@ class Executor:
                         if old is not None:
                             release(old)
                 if plan.check_kernels:
-                    _check_outputs(plan.steps[index], env,
-                                   {slot: (v if many else [v]) for (slot, _, many), v in
-                                    zip(ins_spec, (ins[s] for s, _, _ in ins_spec))})
+                    _check_outputs(plan.steps[index], env, ins)
                 for name in strips:
                     value = env[name]
                     env[name] = Meta(value.shape, value.dtype)
@@ -222,10 +220,11 @@ def _check_outputs(step, env, inputs) -> None:
     for slot, names, _ in step.outs:
         for name in names:
             value = env.get(name)
-            for in_slot, in_names, _ in step.ins:
+            for in_slot, in_names, many in step.ins:
                 if views.get(slot) == in_slot:
                     continue
-                for in_name, in_value in zip(in_names, inputs[in_slot]):
+                values = inputs[in_slot] if many else [inputs[in_slot]]
+                for in_name, in_value in zip(in_names, values):
                     if in_name != name and isinstance(in_value, np.ndarray) and \
                             isinstance(value, np.ndarray) and np.may_share_memory(value, in_value):
                         raise KernelError(f"{where(step.op.type, step.op.callsite)}: kernel output "

@@ -78,7 +78,7 @@ def _build(op, inputs, attrs, wrt, outputs, out_slots, batch_unknown, weights=No
     return main, targets, grads
 
 
-def _differentiable_outputs(op, inputs, attrs, outputs, out_slots):
+def _differentiable_outputs(op, out_slots):
     if out_slots is not None:
         return tuple(out_slots)
     opdef = lookup(op)
@@ -94,7 +94,7 @@ def check_grad(op, inputs, attrs=None, wrt=None, out_slots=None, outputs=None, e
     """
     attrs = dict(attrs or {})
     wrt = tuple(wrt) if wrt is not None else _default_wrt(inputs)
-    out_slots = _differentiable_outputs(op, inputs, attrs, outputs, out_slots)
+    out_slots = _differentiable_outputs(op, out_slots)
     for slot in wrt:
         for arr in _as_list(inputs[slot]):
             assert np.asarray(arr).dtype == np.float64, f"{op}: grad checks run in float64 ({slot})"

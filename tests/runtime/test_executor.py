@@ -4,7 +4,7 @@ import pytest
 import headrace as paddle
 import headrace.fluid as fluid
 import headrace.static as static
-from headrace.core.errors import DeviceError, FeedError, FetchError, KernelError, UninitializedError
+from headrace.core.errors import DeviceError, FeedError, FetchError, KernelError, ShapeError, UninitializedError
 from headrace.runtime import Executor, Scope
 
 
@@ -223,3 +223,37 @@ def test_fetching_a_parameter_no_op_reads():
     np.testing.assert_array_equal(got, [3, 3])
     got[0] = 7  # the fetched value is a copy
     np.testing.assert_array_equal(np.array(scope.find_var("lonely").get_tensor()), [3, 3])
+
+
+def test_check_mode_rejects_an_undeclared_view():
+    """A kernel returning a view of its input must declare it in OpDef.views (check mode)."""
+    from headrace.ops.apply import apply_op_single
+    from headrace.ops.registry import register
+
+    for name, views in (("test_sneaky_view", None), ("test_declared_view", {"Out": "X"})):
+        register(name, inputs=["X"], outputs=["Out"], views=views,
+                 infer=lambda ctx: ctx.set("Out", ctx.shape("X"), ctx.dtype("X")),
+                 kernel=lambda ins, attrs: {"Out": ins["X"][:]})
+
+    def run(op):
+        main = static.Program()
+        with static.program_guard(main, static.Program()):
+            x = static.data("x", [3], "float32")
+            out = apply_op_single(op, {"X": x})
+        return Executor().run(main, feed={"x": np.ones(3, "float32")}, fetch_list=[out], scope=Scope())
+
+    with pytest.raises(KernelError, match="shares memory with input `X`.*views"):
+        run("test_sneaky_view")
+    np.testing.assert_array_equal(run("test_declared_view")[0], np.ones(3))
+
+
+def test_create_global_var_checks_shape_and_is_initialised_by_startup():
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        with pytest.raises(ShapeError, match=r"\[-1\]"):
+            static.create_global_var([-1], 1.0, "float32")
+        lr = static.create_global_var([1], 0.25, "float32", name="lr")
+    assert lr.persistable and lr.stop_gradient
+    scope = Scope()
+    Executor().run(startup, scope=scope)
+    np.testing.assert_array_equal(scope.find_var("lr").get_tensor(), [0.25])
