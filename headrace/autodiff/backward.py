@@ -27,6 +27,11 @@ Algorithm
    placed right before the first op that reads it (or at the end).
 6. The ops are appended; gradient ops carry their forward op's callsite, so an error in a
    gradient points at the user's line that built the forward op.  Callbacks run after each op.
+
+With ``checkpoints``, ``recompute.py`` plans segments first; step 4 then puts each segment's
+forward ops (copies writing ``name.subprog_<i>``) right before the segment's first gradient op
+and points the segment's gradient ops at the recomputed values; copies nobody reads are pruned
+after step 5.  Callbacks are called for gradient ops only, never for the copies.
 """
 from __future__ import annotations
 
@@ -39,6 +44,7 @@ from ..core.roles import OpRole
 from ..core.variable import Parameter, Variable
 from ..ops.gradrule import NO_GRADIENT, GradMaker, GradOp
 from ..ops.registry import compatible_shapes, lookup
+from . import recompute
 
 
 class BackwardError(HeadraceError, ValueError):
@@ -101,25 +107,25 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
     ``parameter_list`` (names or Variables) only filters the returned pairs (default: every
     trainable parameter); ``no_grad_set`` (names or Variables) adds to the stop_gradient
     variables; ``callbacks`` are called as ``cb(block=..., context=...)`` after each gradient op.
+    ``checkpoints`` (Variables or names) turn on activation recompute (``autodiff/recompute.py``);
+    the return value stays a list either way (the reference returns a tuple with checkpoints).
     """
     api = "append_backward"
     _check_variable(loss, "loss", api)
     wanted = _name_collection(parameter_list, "parameter_list", api)
     no_grad = set(_name_collection(no_grad_set, "no_grad_set", api) or ())
     callbacks = _check_callbacks(callbacks)
-    if checkpoints:
-        raise NotImplementedError("append_backward(checkpoints=...) (activation recompute) is not "
-                                  "available yet; call it without checkpoints")
     program = loss.block.program
     block = program.global_block()
     if loss.block is not block:
         raise BackwardError(f"append_backward: loss {loss.name!r} must live in block 0")
+    checkpoints = recompute.checkpoint_names(block, checkpoints) if checkpoints is not None else []
     loss_op = _last_writer(block, loss.name)
     if loss_op is None:
         raise BackwardError(f"append_backward: no op of the program computes the loss {loss.name!r}")
     loss_op._set_attr(roles.ROLE_ATTR, int(OpRole.Forward | OpRole.Loss))
     program._appending_grad_times += 1
-    grads = Backward(block, [loss], None, None, no_grad, callbacks).build()
+    grads = Backward(block, [loss], None, None, no_grad, callbacks, checkpoints).build()
     if wanted is None:
         wanted = [p.name for p in block.all_parameters() if p.trainable]
     pairs = []
@@ -185,7 +191,7 @@ def _is_float(var) -> bool:
 class Backward:
     """One backward construction (see the module docstring for the steps)."""
 
-    def __init__(self, block, targets, target_grads, sources, no_grad, callbacks):
+    def __init__(self, block, targets, target_grads, sources, no_grad, callbacks, checkpoints=()):
         self.block = block
         self.program = block.program
         self.targets = [t.name for t in targets]
@@ -193,6 +199,8 @@ class Backward:
         self.sources = None if sources is None else set(sources)
         self.no_grad = set(no_grad)
         self.callbacks = callbacks
+        self.checkpoints = list(checkpoints)
+        self.recompute = None   # a recompute.RecomputePlan when checkpoints are given
         self.prefix = "grad/" * max(self.program._appending_grad_times - 1, 0)
         self.grad_to_fwd = {}   # every gradient name handed out -> its forward name
         self.seed_names = {}    # target -> the name of its seed gradient (set in build)
@@ -277,13 +285,18 @@ class Backward:
                 op = GradOp("fill_any_like", {"X": [name]}, {"Out": [out]},
                             {"value": 1.0, "dtype": "", roles.ROLE_ATTR: role})
             writer = _last_writer(self.block, name)
-            seeds.append((op, writer.callsite if writer is not None else None, True))
+            seeds.append((op, writer.callsite if writer is not None else None, "seed"))
             self.grad_to_fwd[out] = name
         return seeds
 
     def _grad_ops(self, path, needed, produced) -> list:
         described = []
+        emitted = set()
         for op in reversed(path):
+            segment = self.recompute.segment_of.get(id(op)) if self.recompute else None
+            if segment is not None and id(segment) not in emitted:
+                emitted.add(id(segment))
+                described.extend((copy, fwd.callsite, "copy") for copy, fwd in recompute.copy_ops(segment))
             rule = lookup(op.type).grad
             if rule is None:
                 reads = [n for n in op.input_arg_names if n in needed]
@@ -295,14 +308,16 @@ class Backward:
                 if not outs:
                     continue
                 desc.outputs = outs
+                if segment is not None:
+                    recompute.rename_data_reads(desc, segment)
                 for slot, names_ in desc.inputs.items():
                     for name in names_:
                         fwd = self.grad_to_fwd.get(name)
                         if fwd is not None and name not in produced:
                             described.append((GradOp("fill_any_like", {"X": [fwd]}, {"Out": [name]},
-                                                     {"value": 0.0, "dtype": ""}), op.callsite, False))
+                                                     {"value": 0.0, "dtype": ""}), op.callsite, "grad"))
                             produced.add(name)
-                described.append((desc, op.callsite, False))
+                described.append((desc, op.callsite, "grad"))
                 produced.update(n for ns in outs.values() for n in ns)
         return described
 
@@ -326,10 +341,10 @@ class Backward:
         counters = defaultdict(int)
 
         def flush(name, callsite):
-            final.append((GradOp("sum", {"X": partials[name]}, {"Out": [name]}, {}), callsite, False))
+            final.append((GradOp("sum", {"X": partials[name]}, {"Out": [name]}, {}), callsite, "grad"))
             partials[name] = [name]
 
-        for desc, callsite, is_seed in described:
+        for desc, callsite, kind in described:
             for names_ in desc.inputs.values():
                 for name in names_:
                     if len(partials.get(name, ())) > 1:
@@ -350,7 +365,7 @@ class Backward:
                     renamed = self._rename(name, counters)
                     names_[pos] = renamed
                     partials[name].append(renamed)
-            final.append((desc, callsite, is_seed))
+            final.append((desc, callsite, kind))
         for name, parts in partials.items():
             if len(parts) > 1:
                 flush(name, final[-1][1])
@@ -363,7 +378,15 @@ class Backward:
         return renamed
 
     # putting it together ----------------------------------------------------------------------
+    def _plan_recompute(self) -> None:
+        plan = recompute.make_plan(self.block, self.targets, self.no_grad, self.checkpoints)
+        recompute.insert_seeds(self.block, plan)
+        recompute.create_recomputed_vars(self.block, plan)
+        self.recompute = plan
+
     def build(self) -> dict:
+        if self.checkpoints:
+            self._plan_recompute()
         ends = [i for i, op in enumerate(self.block.ops)
                 if any(t in op.output_arg_names for t in self.targets)]
         region = self.block.ops[: max(ends) + 1] if ends else []
@@ -377,12 +400,14 @@ class Backward:
         produced = {op.outputs["Out"][0] for op, _, _ in seeds}
         described = seeds + self._grad_ops(path, needed, produced)
         final = self._accumulate(described)
+        if self.recompute is not None:
+            final = recompute.prune_copies(final, lambda item: item[2] == "copy")
         context = {g: f for g, f in self.grad_to_fwd.items() if f is not None}
         with self.program.role_guard(OpRole.Backward):
-            for desc, callsite, is_seed in final:
+            for desc, callsite, kind in final:
                 op = self.block.append_op(desc.type, desc.inputs, desc.outputs, desc.attrs,
                                           callsite=callsite)
-                if is_seed or not self.callbacks:
+                if kind != "grad" or not self.callbacks:
                     continue
                 context["__current_op_desc__"] = op.desc
                 for cb in self.callbacks:

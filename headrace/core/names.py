@@ -94,3 +94,12 @@ def strip_grad_suffix(name: str) -> str:
             return name[:pos]
         pos = name.find(GRAD_SUFFIX, end)
     return name
+
+
+RECOMPUTE_MARK = ".subprog_"
+
+
+def recompute_name(name: str, segment: int) -> str:
+    """The name of ``name`` recomputed inside the backward for segment ``segment``
+    (counted from the last segment, as the reference system does)."""
+    return f"{name}{RECOMPUTE_MARK}{segment}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..optimizer import Adam as _Adam
 from ..optimizer import Momentum as _Momentum
-from ..optimizer import Optimizer
+from ..optimizer import Optimizer, RecomputeOptimizer
 from ..optimizer import SGD as _SGD
 
 
@@ -33,5 +33,5 @@ SGD = SGDOptimizer
 Momentum = MomentumOptimizer
 Adam = AdamOptimizer
 
-__all__ = ["Adam", "AdamOptimizer", "Momentum", "MomentumOptimizer", "Optimizer", "SGD",
-           "SGDOptimizer"]
+__all__ = ["Adam", "AdamOptimizer", "Momentum", "MomentumOptimizer", "Optimizer",
+           "RecomputeOptimizer", "SGD", "SGDOptimizer"]

@@ -1,10 +1,13 @@
 """Neural-network building blocks: ``dropout`` and the embedding lookups ``lookup_table_v2`` /
 ``lookup_table``.
 
-``dropout`` is a random op.  Its mask is ``uniform[0, 1) >= dropout_prob``; the generator is the
-one the plan hands the kernel (attribute ``seed``/``fix_seed``, then ``Program.random_seed``, then
-the global generator), except that a ``Seed`` input, when present, always wins: the kernel then
-draws from a fresh generator seeded with it, so a recomputed dropout replays the same mask.
+``dropout`` is a random op.  Its mask is ``uniform[0, 1) >= dropout_prob`` drawn from a fresh
+generator seeded with one number: the ``Seed`` input when present, else one draw (``draw_seed``)
+from the generator the plan hands the kernel (attribute ``seed``/``fix_seed``, then
+``Program.random_seed``, then the global generator).  The ``seed`` op makes exactly that draw
+and nothing else, so recompute can move the draw into a ``seed`` op placed right before the
+dropout and feed it to both the forward dropout and its recomputed copy: the random stream
+advances exactly as without recompute, and both copies produce the same mask.
 
 Gradients: ``dropout_grad`` reads ``Mask`` and ``Out@GRAD`` (not X): ``dOut * Mask``, divided by
 ``1 - p`` for upscale_in_train (0 when p = 1); with ``is_test`` the forward was a constant scale, so
@@ -22,7 +25,7 @@ from ..core.dtypes import int32, int64, uint8
 from ..core.errors import fmt_shape
 from ..core.random import fixed_generator
 from .elementwise import check_float
-from .gradrule import grad_slot, standard_rule
+from .gradrule import NO_GRADIENT, grad_slot, standard_rule
 from .registry import optional, register, register_grad
 
 _IMPLEMENTATIONS = ("downgrade_in_infer", "upscale_in_train")
@@ -54,9 +57,9 @@ def _dropout_kernel(ins, attrs, rng):
     if attrs["is_test"]:
         out = x.copy() if upscale else x * np.asarray(1.0 - p, dtype=x.dtype)
         return {"Out": out, "Mask": np.ones(x.shape, dtype=np.uint8)}
-    if ins.get("Seed") is not None:
-        rng = fixed_generator(int(np.asarray(ins["Seed"]).reshape(-1)[0]))
-    mask = np.asarray(rng.random(x.shape) >= p, dtype=np.uint8)  # 0-D x: random() gives a float
+    seed = ins.get("Seed")
+    seed = draw_seed(rng) if seed is None else int(np.asarray(seed).reshape(-1)[0])
+    mask = np.asarray(fixed_generator(seed).random(x.shape) >= p, dtype=np.uint8)  # 0-D x: a float
     if upscale:
         out = np.zeros_like(x) if p == 1.0 else x / np.asarray(1.0 - p, dtype=x.dtype) * mask
     else:
@@ -106,6 +109,35 @@ register_grad(
     attrs={"dropout_prob": 0.5, "is_test": False, "dropout_implementation": "downgrade_in_infer"},
     like={grad_slot("X"): grad_slot("Out")},
     kernel=_dropout_grad_kernel,
+)
+
+
+# --- seed -------------------------------------------------------------------------------------
+def draw_seed(rng) -> int:
+    """The one number a seeded random op draws from its stream to seed its own generator."""
+    return int(rng.integers(1, 2**31 - 1))
+
+
+def _seed_infer(ctx):
+    ctx.set("Out", (1,), int32)
+
+
+def _seed_kernel(ins, attrs, rng):
+    return {"Out": np.array([draw_seed(rng)], dtype=np.int32)}
+
+
+register(
+    "seed",
+    inputs=[],
+    outputs=["Out"],
+    attrs={"seed": 0, "fix_seed": False},
+    infer=_seed_infer,
+    kernel=_seed_kernel,
+    random=True,
+    grad=NO_GRADIENT,
+    doc="Out = [s], the seed a random op with a `Seed` input would otherwise draw itself from the same "
+        "stream (attribute seed/fix_seed, Program.random_seed, global generator); recompute inserts "
+        "it so a recomputed random op replays its numbers",
 )
 
 

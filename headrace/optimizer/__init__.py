@@ -2,6 +2,7 @@
 from .adam import Adam
 from .momentum import Momentum
 from .optimizer import Optimizer
+from .recompute import RecomputeOptimizer
 from .sgd import SGD
 
-__all__ = ["Adam", "Momentum", "Optimizer", "SGD"]
+__all__ = ["Adam", "Momentum", "Optimizer", "RecomputeOptimizer", "SGD"]

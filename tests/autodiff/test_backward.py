@@ -321,7 +321,9 @@ def test_target_gradient_shape_mismatch_is_an_error():
         gradients([x * 2.0], [x], target_gradients=[seed])
 
 
-def test_checkpoints_are_not_silently_ignored():
+def test_checkpoints_must_be_variables_of_the_program():
     _, _, loss = _small_loss()
-    with pytest.raises(NotImplementedError, match="checkpoints"):
-        append_backward(loss, checkpoints=[loss])
+    with pytest.raises(TypeError, match="checkpoints"):
+        append_backward(loss, checkpoints=loss)
+    with pytest.raises(ValueError, match="not_a_var"):
+        append_backward(loss, checkpoints=["not_a_var"])

@@ -1,0 +1,278 @@
+"""Activation recompute: checkpoints -> segments -> forward ops re-run inside the backward.
+
+Contract
+--------
+Input: block 0 of a Program, the backward's targets and no-grad names, and the user's
+checkpoints.  Output: a ``RecomputePlan`` that the backward engine (``backward.py``) consults
+while it emits gradient ops.  The plan's only edit to the forward program is a ``seed`` op in
+front of each random op that will be recomputed (wired to its ``Seed`` input), so the forward op
+and its recomputed copy draw the same numbers while the random stream advances exactly as it
+would without recompute.  Results are therefore bit-identical to training without checkpoints.
+
+Semantics (the reference system's, measured in ``shared/reference/paddle_behaviour.md`` §2)
+------------------------------------------------------------------------------------------
+1. Forward path: the ops that lead to a target, walking back from the targets through inputs
+   that are not stop_gradient and not in the no-grad set; ops without a gradient
+   (``NO_GRADIENT``) are left out, so their outputs are held, never recomputed.
+2. Checkpoints are de-duplicated; those no forward-path op reads or writes are dropped (logged);
+   the rest are ordered by the position of their last writer on the path (feeds and parameters,
+   never written, first; stable otherwise).
+3. Segments, in path positions: one checkpoint gives ``[0, writer + 1)`` (if the writer is not
+   the first op); for each consecutive pair ``(a, b)`` the segment runs from the first op reading
+   ``a`` to the last op writing ``b``; a pair that does not form a forward range (parallel
+   branches) is skipped (logged).  The ops before the first segment form a segment of their
+   own; ops after the last checkpoint are never recomputed.  (Overlapping ranges, which the
+   reference leaves undefined, are clipped to start where the previous one ended.)
+4. Inside a segment every non-persistable variable its ops write is *freed* — the backward reads
+   a recomputed copy ``name.subprog_<i>`` (``i`` counts segments from the last, as the
+   reference does) and the forward original dies after its last forward reader — except
+   *held* variables: checkpoints, targets, variables read by a path op after the segment
+   (cross-segment variables, logged so users can pick better checkpoints), variables written
+   twice on the path, and outputs of random ops that cannot replay their draw (no ``Seed``
+   input).  Feeds, parameters and other persistables are never renamed.
+5. Each segment's forward ops are copied into the backward right before the segment's first
+   gradient op; a copy writes only freed variables (other outputs become ``@EMPTY@``: a copy
+   never rewrites a checkpoint or a persistable such as batch_norm's running mean).
+6. Beyond the reference: gradient ops read a freed variable's *recomputed* copy only where they
+   need its data; where they read only its shape (``no_need_buffer`` slots) they keep the
+   forward name, whose buffer the executor has already reduced to a shape placeholder.  And a
+   copy whose outputs no later op reads is not emitted at all (``prune_copies``), so e.g. the
+   last layer of a segment, whose activation is the checkpoint, is not recomputed.
+"""
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ..core import names, roles
+from ..core.errors import HeadraceError
+from ..core.names import EMPTY_VAR_NAME
+from ..core.variable import Parameter, Variable
+from ..ops.gradrule import NO_GRADIENT, GradOp
+from ..ops.registry import lookup
+
+log = logging.getLogger("headrace.recompute")
+
+SEED_SLOT = "Seed"
+
+
+class CheckpointError(HeadraceError, ValueError):
+    """A checkpoint that is not a variable of the loss's program."""
+
+
+@dataclass(eq=False)
+class Segment:
+    index: int                # counted from the last segment: ``.subprog_<index>``
+    ops: list                 # forward ops, in program order
+    rename: dict = field(default_factory=dict)   # freed name -> recomputed name
+
+
+@dataclass
+class RecomputePlan:
+    checkpoints: list         # the kept checkpoint names, sorted as described above
+    segments: list            # Segments in program order
+    segment_of: dict          # id(forward op) -> Segment
+    cross: set                # non-checkpoint variables held because they cross a segment
+
+
+def checkpoint_names(block, checkpoints) -> list:
+    """Names from a list/tuple of Variables or names, de-duplicated in the given order."""
+    if not isinstance(checkpoints, (list, tuple)):
+        raise TypeError("checkpoints must be a list of Variables or variable names, got "
+                        f"{type(checkpoints).__name__}: {checkpoints!r}")
+    out = []
+    for item in checkpoints:
+        if isinstance(item, Variable):
+            if item.block.program is not block.program:
+                raise CheckpointError(f"checkpoint {item.name!r} belongs to another program than the loss")
+            name = item.name
+        elif isinstance(item, str):
+            name = item
+        else:
+            raise TypeError("checkpoints must be a list of Variables or variable names, got an item "
+                            f"of type {type(item).__name__}: {item!r}")
+        if block._find_var_recursive(name) is None:
+            raise CheckpointError(f"checkpoint {name!r} is not a variable of the loss's program")
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def forward_path(block, targets, no_grad) -> list:
+    """The forward ops (of block 0, up to the last target writer) that lead to a target."""
+    ops = block.ops
+    ends = [i for i, op in enumerate(ops) if any(t in op.output_arg_names for t in targets)]
+    if not ends:
+        return []
+    reach = set(targets)
+    path = []
+    for op in reversed(ops[: max(ends) + 1]):
+        if lookup(op.type).grad is NO_GRADIENT or not any(n in reach for n in op.output_arg_names):
+            continue
+        path.append(op)
+        for name in op.input_arg_names:
+            var = block._find_var_recursive(name)
+            if name in no_grad or (var is not None and var.stop_gradient and not isinstance(var, Parameter)):
+                continue
+            reach.add(name)
+    path.reverse()
+    return path
+
+
+def _ranges(path, cps, reads, writes) -> list:
+    ranges = []
+    if len(cps) == 1:
+        last = max(writes.get(cps[0], [-1]))
+        if last > 0:
+            ranges.append((0, last + 1))
+    for a, b in zip(cps, cps[1:]):
+        lo = min(reads[a]) if reads.get(a) else None
+        hi = max(writes[b]) if writes.get(b) else None
+        if lo is None or hi is None or lo >= hi:
+            log.info("recompute: checkpoints %r and %r do not bound a forward range (op %s to op %s); "
+                     "no segment between them", a, b, lo, hi)
+            continue
+        ranges.append((lo, hi + 1))
+    if ranges and ranges[0][0] > 0:
+        ranges.insert(0, (0, ranges[0][0]))
+    clipped, end = [], 0
+    for lo, hi in ranges:
+        if lo < end:
+            log.info("recompute: op range [%d, %d) overlaps the previous segment; clipped to [%d, %d)",
+                     lo, hi, end, hi)
+            lo = end
+        if lo < hi:
+            clipped.append((lo, hi))
+            end = hi
+    return clipped
+
+
+def _replays(op) -> bool:
+    """Whether a random op can replay its draw in a recomputed copy (it has a ``Seed`` slot)."""
+    return lookup(op.type).input_slot(SEED_SLOT) is not None
+
+
+def make_plan(block, targets, no_grad, checkpoints) -> RecomputePlan:
+    """Segments and renames for ``checkpoints`` (names); see the module docstring."""
+    path = forward_path(block, targets, no_grad)
+    reads, writes = defaultdict(list), defaultdict(list)
+    for pos, op in enumerate(path):
+        for name in op.input_arg_names:
+            reads[name].append(pos)
+        for name in op.output_arg_names:
+            writes[name].append(pos)
+    cps = []
+    for name in checkpoints:
+        if name in reads or name in writes:
+            cps.append(name)
+        else:
+            log.info("recompute: checkpoint %r dropped: no op on the path to the loss reads or writes it", name)
+    cps.sort(key=lambda n: max(writes[n]) if n in writes else -1)
+    ranges = _ranges(path, cps, reads, writes)
+
+    def persistable(name):
+        var = block._find_var_recursive(name)
+        return var is not None and var.persistable
+
+    always_held = set(cps) | set(targets)
+    always_held.update(n for n, ws in writes.items() if len(ws) > 1)
+    for op in path:
+        if lookup(op.type).random and not _replays(op):
+            always_held.update(op.output_arg_names)
+    segments, segment_of, cross = [], {}, set()
+    for k, (lo, hi) in enumerate(ranges):
+        seg = Segment(len(ranges) - 1 - k, path[lo:hi])
+        written = []
+        for op in seg.ops:
+            written.extend(n for n in op.output_arg_names if n not in written)
+        for name in written:
+            if name in always_held or persistable(name):
+                continue
+            if any(pos >= hi for pos in reads.get(name, ())):
+                cross.add(name)
+                continue
+            seg.rename[name] = names.recompute_name(name, seg.index)
+        segments.append(seg)
+        for op in seg.ops:
+            segment_of[id(op)] = seg
+        log.info("recompute segment[%d]: ops %d-%d, from `%s` %s to `%s` %s", k, lo, hi - 1,
+                 seg.ops[0].type, seg.ops[0].input_arg_names, seg.ops[-1].type, seg.ops[-1].input_arg_names)
+    log.info("recompute: found [%d] vars which cross recompute segments: %s; better checkpoints "
+             "might be set to reduce those vars", len(cross), sorted(cross))
+    return RecomputePlan(cps, segments, segment_of, cross)
+
+
+def insert_seeds(block, plan) -> int:
+    """Put a ``seed`` op before every random op of a segment that has no ``Seed`` input yet and
+    wire it in; returns how many were inserted (the plan's ops are the same objects after)."""
+    count = 0
+    for seg in plan.segments:
+        for op in seg.ops:
+            if not lookup(op.type).random or not _replays(op) or op.input(SEED_SLOT):
+                continue
+            if op.attrs.get("is_test") is True:
+                continue
+            key = names.generate("seed") + ".tmp"
+            out = names.generate_with_ignorable_key(key)
+            attrs = {"seed": op.attrs.get("seed", 0), "fix_seed": op.attrs.get("fix_seed", False)}
+            for common in (roles.ROLE_ATTR, roles.NAMESCOPE_ATTR, roles.DEVICE_ATTR):
+                if common in op.attrs:
+                    attrs[common] = op.attrs[common]
+            block._insert_op(op.idx, "seed", {}, {"Out": [out]}, attrs, callsite=op.callsite)
+            block.var(out).stop_gradient = True
+            op.inputs[SEED_SLOT] = [out]
+            for attr, default in (("seed", 0), ("fix_seed", False)):
+                if attr in op.attrs:
+                    op._set_attr(attr, default)
+            op._touch()
+            count += 1
+    return count
+
+
+def create_recomputed_vars(block, plan) -> None:
+    """Declare every ``name.subprog_<i>`` like its original (shape, dtype, stop_gradient)."""
+    for seg in plan.segments:
+        for name, new in seg.rename.items():
+            var = block._var_recursive(name)
+            block.create_var(name=new, shape=var.shape, dtype=var.dtype, lod_level=var.lod_level,
+                             stop_gradient=var.stop_gradient)
+
+
+def copy_ops(seg) -> list:
+    """The segment's forward ops as ops that write the recomputed names (see module docstring)."""
+    copies = []
+    skip = (roles.ROLE_ATTR, roles.ROLE_VAR_ATTR)
+    for op in seg.ops:
+        outs = {slot: [seg.rename.get(n, EMPTY_VAR_NAME) for n in ns] for slot, ns in op.outputs.items()}
+        if all(n == EMPTY_VAR_NAME for ns in outs.values() for n in ns):
+            continue
+        ins = {slot: [seg.rename.get(n, n) for n in ns] for slot, ns in op.inputs.items()}
+        attrs = {k: v for k, v in op.attrs.items() if k not in skip}
+        copies.append((GradOp(op.type, ins, outs, attrs), op))
+    return copies
+
+
+def rename_data_reads(desc, seg) -> None:
+    """Point a gradient op of the segment at recomputed values, except in shape-only slots."""
+    shape_only = lookup(desc.type).no_need_buffer
+    for slot, ns in desc.inputs.items():
+        if slot not in shape_only:
+            desc.inputs[slot] = [seg.rename.get(n, n) for n in ns]
+
+
+def prune_copies(described, is_copy) -> list:
+    """Drop recomputed outputs no later op reads (``@EMPTY@``) and copies left with none."""
+    live, kept = set(), []
+    for item in reversed(described):
+        desc = item[0]
+        if is_copy(item):
+            outs = {slot: [n if n in live else EMPTY_VAR_NAME for n in ns] for slot, ns in desc.outputs.items()}
+            if all(n == EMPTY_VAR_NAME for ns in outs.values() for n in ns):
+                continue
+            desc.outputs = outs
+        for ns in desc.inputs.values():
+            live.update(ns)
+        kept.append(item)
+    kept.reverse()
+    return kept
