@@ -14,7 +14,8 @@ Reported per configuration (medians over ``--steps`` steps after one warm-up ste
   and optimizer state;
 * tracemalloc extra: the same for every allocation of the process (NumPy reports its buffers to
   tracemalloc), peak during the step minus the traced bytes before it;
-* step time (tracemalloc off while timing);
+* step time: median over ``--steps`` further steps, the configurations interleaved step by step
+  (tracemalloc off);
 * activations: executor extra divided by the size of one activation ([batch, width] float32).
 """
 from __future__ import annotations
@@ -51,14 +52,18 @@ def build(layers, width, every, seed=1):
     return main, loss, exe, scope
 
 
-def measure(config, batches, steps):
+def stepper(config):
     main, loss, exe, scope = config
 
     def step(xb):
         return exe.run(main, feed={"x": xb}, fetch_list=[loss], scope=scope)[0]
+    return step
 
+
+def measure_memory(step, batches, steps):
+    """Medians of (executor extra, tracemalloc extra) over ``steps`` steps; returns the losses too."""
     losses = [step(batches[0])]  # warm-up (plan built, buffers settled)
-    extra, traced, times = [], [], []
+    extra, traced = [], []
     for xb in batches[1: steps + 1]:
         before = cpu.memory_allocated()
         cpu.reset_max_memory_allocated()
@@ -68,11 +73,19 @@ def measure(config, batches, steps):
         traced.append(tracemalloc.get_traced_memory()[1] - t_before)
         tracemalloc.stop()
         extra.append(cpu.max_memory_allocated() - before)
-    for xb in batches[steps + 1:]:
-        t0 = time.perf_counter()
-        losses.append(step(xb))
-        times.append(time.perf_counter() - t0)
-    return statistics.median(extra), statistics.median(traced), statistics.median(times), losses
+    return statistics.median(extra), statistics.median(traced), losses
+
+
+def measure_times(steps_fns, batches):
+    """Median step time of each configuration, steps interleaved round-robin (same conditions)."""
+    times = [[] for _ in steps_fns]
+    losses = [[] for _ in steps_fns]
+    for xb in batches:
+        for k, step in enumerate(steps_fns):
+            t0 = time.perf_counter()
+            losses[k].append(step(xb))
+            times[k].append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times], losses
 
 
 def main():
@@ -92,7 +105,11 @@ def main():
     print(f"MLP {args.layers} x fc({args.width}) + relu, batch {args.batch}, float32, SGD; "
           f"one activation = {act / 2**20:.1f} MiB; parameters = "
           f"{sum(int(np.prod(p.shape)) * 4 for p in built[0][0].global_block().all_parameters()) / 2**20:.1f} MiB")
-    results = [measure(c, batches, args.steps) for c in built]
+    steps_fns = [stepper(c) for c in built]
+    memory = [measure_memory(step, batches, args.steps) for step in steps_fns]
+    times, timed_losses = measure_times(steps_fns, batches[args.steps + 1:])
+    results = [(extra, traced, t, losses + more)
+               for (extra, traced, losses), t, more in zip(memory, times, timed_losses)]
     base = results[0]
     print(f"{'checkpoints':<12}{'ops':>5}{'executor extra MiB':>20}{'ratio':>7}{'tracemalloc extra MiB':>23}"
           f"{'ratio':>7}{'step ms':>9}{'ratio':>7}{'activations':>13}")

@@ -1,0 +1,4 @@
+"""``paddle.incubate.optimizer`` (facade): RecomputeOptimizer."""
+from ..optimizer import RecomputeOptimizer
+
+__all__ = ["RecomputeOptimizer"]
