@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..optimizer import Adam as _Adam
 from ..optimizer import Momentum as _Momentum
 from ..optimizer import Optimizer, RecomputeOptimizer
+from ..optimizer.lars import LarsMomentum as LarsMomentumOptimizer
 from ..optimizer import SGD as _SGD
 
 
@@ -30,8 +31,9 @@ class AdamOptimizer(_Adam):
 
 
 SGD = SGDOptimizer
+LarsMomentum = LarsMomentumOptimizer
 Momentum = MomentumOptimizer
 Adam = AdamOptimizer
 
-__all__ = ["Adam", "AdamOptimizer", "Momentum", "MomentumOptimizer", "Optimizer",
+__all__ = ["Adam", "AdamOptimizer", "LarsMomentum", "LarsMomentumOptimizer", "Momentum", "MomentumOptimizer", "Optimizer",
            "RecomputeOptimizer", "SGD", "SGDOptimizer"]

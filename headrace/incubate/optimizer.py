@@ -1,4 +1,5 @@
-"""``paddle.incubate.optimizer`` (facade): RecomputeOptimizer."""
+"""``paddle.incubate.optimizer`` (facade): LarsMomentumOptimizer, RecomputeOptimizer."""
 from ..optimizer import RecomputeOptimizer
+from ..optimizer.lars import LarsMomentum as LarsMomentumOptimizer
 
-__all__ = ["RecomputeOptimizer"]
+__all__ = ["LarsMomentumOptimizer", "RecomputeOptimizer"]

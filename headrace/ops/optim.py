@@ -1,4 +1,4 @@
-"""Parameter-update ops: sgd, momentum, adam.
+"""Parameter-update ops: sgd, momentum, lars_momentum, adam.
 
 Each op reads a parameter, its gradient, a learning rate (a 1-element tensor) and its
 accumulators, and writes the updated values **in place**: ``ParamOut`` is the ``Param``
@@ -102,6 +102,58 @@ register(
     inplace={"ParamOut": "Param", "VelocityOut": "Velocity"},
     doc="VelocityOut = mu * Velocity + Grad; ParamOut = Param - lr * VelocityOut, or with "
         "use_nesterov Param - lr * (Grad + mu * VelocityOut)",
+)
+
+
+# --- lars_momentum -----------------------------------------------------------------------------
+def _lars_momentum_kernel(ins, attrs):
+    """LARS as the reference kernel computes it (norms over the whole tensor, in float64 sums):
+    g = rescale_grad * grad; local_lr = lr * lars_coeff * ||p|| / (||g|| + wd * ||p|| + epsilon)
+    when wd > 0 and both norms are > 0, else lr (plain momentum);
+    v = mu * v + local_lr * (g + wd * p); p = p - v."""
+    param, grad, velocity = ins["Param"], ins["Grad"], ins["Velocity"]
+    t = param.dtype.type
+    lr = float(ins["LearningRate"].reshape(-1)[0])
+    wd = float(attrs["lars_weight_decay"])
+    if attrs["rescale_grad"] != 1.0:
+        grad = grad * t(attrs["rescale_grad"])
+    p_norm = float(np.sqrt(np.vdot(param, param)))
+    g_norm = float(np.sqrt(np.vdot(grad, grad)))
+    if wd > 0 and p_norm > 0 and g_norm > 0:
+        local_lr = lr * float(attrs["lars_coeff"]) * p_norm / (g_norm + wd * p_norm + float(attrs["epsilon"]))
+    else:
+        local_lr = lr
+    step = np.multiply(param, t(wd)) if wd != 0 else grad.copy()
+    if wd != 0:
+        np.add(step, grad, out=step)
+    np.multiply(step, t(local_lr), out=step)
+    np.multiply(velocity, t(attrs["mu"]), out=velocity)
+    np.add(velocity, step, out=velocity)
+    np.subtract(param, velocity, out=param)
+    return {"ParamOut": param, "VelocityOut": velocity}
+
+
+def _lars_infer(ctx):
+    for name in ("lars_coeff", "lars_weight_decay", "epsilon"):
+        if ctx.attr(name) < 0:
+            ctx.fail_attr(name, "a value >= 0", ctx.attr(name))
+    _infer_update(("Grad", "Velocity"), ("LearningRate",),
+                  {"ParamOut": "Param", "VelocityOut": "Velocity"})(ctx)
+
+
+register(
+    "lars_momentum",
+    inputs=["Param", "Grad", "Velocity", "LearningRate"],
+    outputs=["ParamOut", "VelocityOut"],
+    attrs={"mu": 0.9, "lars_coeff": 0.001, "lars_weight_decay": 0.0005, "epsilon": 0.0,
+           "rescale_grad": 1.0},
+    infer=_lars_infer,
+    kernel=_lars_momentum_kernel,
+    grad=NO_GRADIENT,
+    inplace={"ParamOut": "Param", "VelocityOut": "Velocity"},
+    doc="LARS momentum: VelocityOut = mu * Velocity + local_lr * (g + wd * Param), ParamOut = Param - "
+        "VelocityOut, local_lr = lr * lars_coeff * ||Param|| / (||g|| + wd * ||Param|| + epsilon) "
+        "(lr when wd, ||Param|| or ||g|| is 0), g = rescale_grad * Grad",
 )
 
 
