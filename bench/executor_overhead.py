@@ -19,6 +19,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import headrace as paddle  # noqa: E402
 import headrace.static as static  # noqa: E402
 
+paddle.enable_static()  # a static-program benchmark (headrace starts in dygraph mode)
+
 
 def build(n_ops):
     main, startup = static.Program(), static.Program()

@@ -20,6 +20,8 @@ import numpy as np
 
 import headrace as paddle
 import headrace.static as static
+
+paddle.enable_static()  # a static-program benchmark (headrace starts in dygraph mode)
 from headrace.nn import functional as F
 
 

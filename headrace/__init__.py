@@ -1,28 +1,48 @@
-"""headrace: declarative (static-graph) deep learning on NumPy, with a PaddlePaddle-compatible API.
+"""headrace: deep learning on NumPy with a PaddlePaddle-compatible API, in eager (dygraph) or
+static-graph mode.
 
-``import headrace as paddle``; ``import headrace.fluid as fluid``; ``import headrace.static as static``.
+``import headrace as paddle`` (eager by default, as Paddle 2.x); ``import headrace.fluid as fluid``
+(the 1.x API: importing it makes static mode the default unless a mode was chosen explicitly);
+``import headrace.static as static``.  ``paddle.enable_static()`` / ``paddle.disable_static()``
+switch explicitly.
 """
 from . import ops  # noqa: F401  (registers every op; must come first)
+from . import eager  # noqa: F401  (installs the eager runner)
 from .core import names as _names  # noqa: F401
 from .core.context import disable_static, enable_static, in_dynamic_mode
 from .core.dtypes import bool_ as bool  # noqa: A001
 from .core.dtypes import float16, float32, float64, int8, int16, int32, int64, uint8
-from .core.random import seed
+from .core.random import get_cuda_rng_state, get_rng_state, seed, set_cuda_rng_state, set_rng_state
+from .eager import Tensor, enable_grad, is_grad_enabled, no_grad
 from .nn.functional import abs, exp, log, sqrt, square, tanh  # noqa: A004
 from .nn.param_attr import ParamAttr
-from .nn.tensor import (add, add_n, assign, cast, concat, divide, flatten, full, matmul, max, maximum,  # noqa: A004
-                        mean, min, minimum, multiply, ones, pow, reshape, scale, split, squeeze, subtract,
-                        sum, transpose, unsqueeze, zeros)
+from .nn.tensor import (add, add_n, arange, assign, cast, concat, divide, flatten, full, gaussian,  # noqa: A004
+                        matmul, max, maximum, mean, min, minimum, multiply, normal, ones, ones_like, pow,
+                        rand, randn, reshape, scale, split, squeeze, subtract, sum, to_tensor, transpose,
+                        uniform, unsqueeze, zeros, zeros_like)
 from .runtime import CPUPlace, CUDAPinnedPlace, CUDAPlace, is_compiled_with_cuda
-from . import device, fluid, nn, optimizer, static  # noqa: E402
+from . import device, distributed, nn, optimizer, static  # noqa: E402
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    """``headrace.fluid`` is imported on first use (PEP 562): importing it changes the default mode."""
+    if name == "fluid":
+        import importlib
+
+        return importlib.import_module(".fluid", __name__)
+    raise AttributeError(f"module 'headrace' has no attribute {name!r}")
+
+
 __all__ = [
-    "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "ParamAttr", "abs", "add", "add_n", "assign", "bool",
-    "cast", "concat", "device", "disable_static", "divide", "enable_static", "exp", "flatten", "float16",
-    "float32", "float64", "fluid", "full", "in_dynamic_mode", "int16", "int32", "int64", "int8",
-    "is_compiled_with_cuda", "log", "matmul", "max", "maximum", "mean", "min", "minimum", "multiply", "nn",
-    "ones", "optimizer", "pow", "reshape", "scale", "seed", "split", "sqrt", "square", "squeeze", "static", "subtract",
-    "sum", "tanh", "transpose", "uint8", "unsqueeze", "zeros",
+    "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "ParamAttr", "Tensor", "abs", "add", "add_n", "arange",
+    "assign", "bool", "cast", "concat", "device", "disable_static", "distributed", "divide", "enable_grad",
+    "enable_static", "exp", "flatten", "float16", "float32", "float64", "full", "gaussian",
+    "get_cuda_rng_state", "get_rng_state", "in_dynamic_mode", "int16", "int32", "int64", "int8",
+    "is_compiled_with_cuda", "is_grad_enabled", "log", "matmul", "max", "maximum", "mean", "min", "minimum",
+    "multiply", "nn", "no_grad", "normal", "ones", "ones_like", "optimizer", "pow", "rand", "randn",
+    "reshape", "scale", "seed", "set_cuda_rng_state", "set_rng_state", "split", "sqrt", "square", "squeeze",
+    "static", "subtract", "sum", "tanh", "to_tensor", "transpose", "uint8", "uniform", "unsqueeze", "zeros",
+    "zeros_like",
 ]

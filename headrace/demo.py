@@ -113,6 +113,7 @@ def main(argv=None) -> int:
     parser.add_argument("--learning-rate", type=float, default=0.005)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    paddle.enable_static()  # the demo builds a static program (headrace starts in dygraph mode)
     train_data, test_data = load_digits_split(args.seed)
     started = time.perf_counter()
     train(train_data, test_data, args.epochs, args.batch_size, args.seed, args.learning_rate)

@@ -1,7 +1,10 @@
 """Process-wide building context: default programs, ``program_guard``, ``name_scope``, mode.
 
-Mode: headrace starts in static mode (programs are built, then run by an Executor).
-``disable_static()`` switches to eager (dygraph) execution, ``enable_static()`` back.
+Mode: headrace starts in eager (dygraph) mode, as Paddle 2.x does; ``enable_static()`` switches
+to static mode (programs are built, then run by an Executor), ``disable_static()`` back.  Importing
+``headrace.fluid`` (the 1.x API, static by default) calls ``prefer_static_default()``, which makes
+static mode the default unless the user already chose a mode with ``enable_static()`` /
+``disable_static()``.  Explicit calls and ``static_mode_guard`` always win.
 """
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from .program import Program
 
 _main_program = Program()
 _startup_program = Program()
-_static_mode = True
+_static_mode = False
+_mode_chosen = False   # set by an explicit enable_static()/disable_static()
 _name_scopes: list[str] = []
 
 
@@ -79,13 +83,20 @@ def in_dynamic_mode() -> bool:
 
 
 def enable_static() -> None:
-    global _static_mode
-    _static_mode = True
+    global _static_mode, _mode_chosen
+    _static_mode = _mode_chosen = True
 
 
 def disable_static(place=None) -> None:
+    global _static_mode, _mode_chosen
+    _static_mode, _mode_chosen = False, True
+
+
+def prefer_static_default() -> None:
+    """Static mode becomes the default (importing the fluid 1.x API) unless a mode was chosen."""
     global _static_mode
-    _static_mode = False
+    if not _mode_chosen:
+        _static_mode = True
 
 
 @contextlib.contextmanager

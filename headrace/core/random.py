@@ -34,10 +34,16 @@ class Generator:
         return self._initial
 
     def get_state(self) -> dict:
+        """A snapshot of the stream (a new dict each call)."""
         return self._rng.bit_generator.state
 
     def set_state(self, state: dict) -> None:
+        if not isinstance(state, dict) or "state" not in state:
+            raise TypeError(f"Generator.set_state: expected a state from get_state(), got {state!r}")
         self._rng.bit_generator.state = state
+
+    get_rng_state = get_state
+    set_rng_state = set_state
 
     def random_seed_value(self) -> int:
         """Draw a fresh 31-bit seed (for ops that pin their randomness)."""
@@ -54,6 +60,33 @@ def default_generator() -> Generator:
 def seed(value: int) -> Generator:
     """Reseed the global generator (``paddle.seed``) and return it."""
     return _global.manual_seed(value)
+
+
+def get_rng_state() -> list:
+    """``paddle.get_rng_state()``: the states of every device's generator (here: the CPU one)."""
+    return [_global.get_state()]
+
+
+def set_rng_state(states) -> None:
+    """``paddle.set_rng_state(states)``: restore what ``get_rng_state()`` returned."""
+    if isinstance(states, dict):
+        states = [states]
+    states = list(states)
+    if len(states) != 1:
+        raise ValueError(f"set_rng_state: this CPU-only build has one generator, got {len(states)} states")
+    _global.set_state(states[0])
+
+
+def get_cuda_rng_state() -> list:
+    """No CUDA devices in this build: the list of CUDA generator states is empty."""
+    return []
+
+
+def set_cuda_rng_state(states) -> None:
+    """Accepts the empty list ``get_cuda_rng_state()`` returns; anything else is an error."""
+    if states is None or len(states) == 0:
+        return
+    raise ValueError(f"set_cuda_rng_state: this CPU-only build has no CUDA generators, got {len(states)} states")
 
 
 def fixed_generator(seed_value: int) -> np.random.Generator:

@@ -1,4 +1,10 @@
-"""``paddle.fluid``: the 1.x API as a thin facade over headrace (names and argument orders only)."""
+"""``paddle.fluid``: the 1.x API as a thin facade over headrace (names and argument orders only).
+
+Importing it makes static mode the default (fluid 1.x code builds programs), unless the user already
+chose a mode with ``enable_static()`` / ``disable_static()``; ``fluid.dygraph.guard()`` runs a block
+in dygraph mode.
+"""
+from ..core.context import prefer_static_default as _prefer_static_default
 from ..core import names as unique_name
 from ..core.context import (default_main_program, default_startup_program, name_scope, program_guard)
 from ..core.program import Program
@@ -8,9 +14,12 @@ from ..nn.param_attr import ParamAttr
 from ..nn.static_layers import data
 from ..runtime import CPUPlace, CUDAPinnedPlace, CUDAPlace, Executor, Scope, global_scope, scope_guard
 from ..autodiff import gradients
-from . import backward, core, framework, layers, optimizer
+from . import backward, core, dygraph, framework, layers, optimizer
+from .dygraph import Embedding, Linear
 
-__all__ = ["backward", "gradients", "optimizer", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Executor", "ParamAttr", "Parameter", "Program",
+_prefer_static_default()
+
+__all__ = ["Embedding", "Linear", "dygraph", "backward", "gradients", "optimizer", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Executor", "ParamAttr", "Parameter", "Program",
            "Scope", "Variable", "core", "data", "default_main_program", "default_startup_program",
            "framework", "global_scope", "initializer", "layers", "name_scope", "program_guard",
            "scope_guard", "unique_name"]

@@ -1,5 +1,11 @@
-"""Layers: functional ops, parameters and initializers (static layers live in static_layers)."""
+"""``paddle.nn``: layers (both modes), functional ops, parameters and initializers."""
 from . import functional, initializer  # noqa: F401
+from . import tensor_methods  # noqa: F401  (binds x.mean(), x.reshape(), x[...] onto Tensor/Variable)
+from .layer import Layer
+from .layers import (GELU, BatchNorm, BatchNorm1D, BatchNorm2D, Conv2D, Dropout, Embedding, Flatten,
+                     LayerNorm, LeakyReLU, Linear, ReLU, Sequential, Sigmoid, Softmax, Tanh)
 from .param_attr import ParamAttr
 
-__all__ = ["ParamAttr", "functional", "initializer"]
+__all__ = ["GELU", "BatchNorm", "BatchNorm1D", "BatchNorm2D", "Conv2D", "Dropout", "Embedding", "Flatten",
+           "LayerNorm", "Layer", "LeakyReLU", "Linear", "ParamAttr", "ReLU", "Sequential", "Sigmoid",
+           "Softmax", "Tanh", "functional", "initializer"]

@@ -1,6 +1,8 @@
-"""Functional layers on Variables (static mode) — activations, dropout, losses, pooling.
+"""Functional layers — activations, dropout, losses, pooling, and the computations of the nn
+layers (linear, embedding, conv2d, batch_norm, layer_norm) with their parameters passed in.
 
-Each function emits ops through ``apply_op`` only, so the same code will serve eager mode.
+Each function emits ops through ``apply_op`` only, so the same code serves static Variables and
+eager Tensors.
 Output names follow the reference: ``<layer>_<n>.tmp_<k>``.
 """
 from __future__ import annotations
@@ -193,3 +195,84 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusiv
     return pool2d(x, kernel_size, "avg", stride if stride is not None else kernel_size, padding,
                   ceil_mode=ceil_mode, name=name, exclusive=exclusive, data_format=data_format)
 
+
+
+# --- layers' computations (both modes; parameters are passed in) ---------------------------------
+def linear(x, weight, bias=None, name=None):
+    """``x @ weight (+ bias)``: ops ``matmul_v2`` and ``elementwise_add``; weight is [in, out]."""
+    key = _key("linear", name)
+    out = apply_op_single("matmul_v2", {"X": x, "Y": weight}, name_key=key)
+    if bias is not None:
+        out = apply_op_single("elementwise_add", {"X": out, "Y": bias}, {"axis": -1}, name_key=key)
+    return out
+
+
+def embedding(x, weight, padding_idx=None, sparse=False, name=None):
+    """Rows of ``weight`` ([vocab, dim]) picked by the integer ids ``x`` (op ``lookup_table_v2``)."""
+    vocab = weight.shape[0]
+    if padding_idx is None:
+        padding = -1
+    else:
+        padding = int(padding_idx)
+        if not -vocab <= padding < vocab:
+            raise ValueError(f"embedding(): padding_idx must be in [-{vocab}, {vocab}), got {padding_idx}")
+        padding = padding if padding >= 0 else vocab + padding
+    return apply_op_single("lookup_table_v2", {"W": weight, "Ids": x},
+                           {"padding_idx": padding, "is_sparse": bool(sparse)}, name_key=_key("embedding", name))
+
+
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format="NCHW", name=None):
+    """2-D convolution with a [out_channels, in_channels / groups, kh, kw] ``weight`` (+ bias)."""
+    from .static_layers import _conv_padding, _pair
+
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"conv2d(): data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+    if len(x.shape) != 4:
+        raise ShapeError(f"conv2d(): input must be 4-D, got {fmt_shape(x.shape)}")
+    channels = x.shape[1] if data_format == "NCHW" else x.shape[3]
+    groups = int(groups)
+    paddings, algorithm = _conv_padding(padding)
+    filters = weight.shape[0]
+    depthwise = groups > 1 and groups == channels and filters % channels == 0
+    key = _key("conv2d", name)
+    out = apply_op_single("depthwise_conv2d" if depthwise else "conv2d", {"Input": x, "Filter": weight},
+                          {"strides": _pair(stride, "stride"), "paddings": paddings,
+                           "padding_algorithm": algorithm, "dilations": _pair(dilation, "dilation"),
+                           "groups": groups, "data_format": data_format}, out_slot="Output", name_key=key)
+    if bias is not None:
+        out = apply_op_single("elementwise_add", {"X": out, "Y": bias},
+                              {"axis": 1 if data_format == "NCHW" else 3}, name_key=key)
+    return out
+
+
+def batch_norm(x, running_mean, running_var, weight, bias, training=False, momentum=0.9, epsilon=1e-05,
+               data_format="NCHW", use_global_stats=None, name=None):
+    """Batch normalization; in training the running statistics are updated in place."""
+    layout = {"NC": "NCHW", "NCL": "NCHW", "NCHW": "NCHW", "NCDHW": "NCHW", "NHWC": "NHWC",
+              "NLC": "NHWC", "NDHWC": "NHWC"}.get(data_format)
+    if layout is None:
+        raise ValueError(f"batch_norm(): unsupported data_format {data_format!r}")
+    global_stats = bool(use_global_stats) if use_global_stats is not None else False
+    outs = apply_op("batch_norm", {"X": x, "Scale": weight, "Bias": bias, "Mean": running_mean,
+                                   "Variance": running_var},
+                    {"momentum": float(momentum), "epsilon": float(epsilon), "is_test": not training,
+                     "data_layout": layout, "use_global_stats": global_stats},
+                    outputs={"MeanOut": running_mean, "VarianceOut": running_var},
+                    name_key=_key("batch_norm", name))
+    return outs["Y"][0]
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-05, name=None):
+    """Normalize over the trailing dims ``normalized_shape`` (op ``layer_norm``)."""
+    shape = [int(normalized_shape)] if isinstance(normalized_shape, numbers.Integral) else list(normalized_shape)
+    rank = len(x.shape)
+    if not 0 < len(shape) < rank + 1 or list(x.shape[rank - len(shape):]) != shape:
+        raise ShapeError(f"layer_norm(): normalized_shape {shape} must be the trailing dims of the input "
+                         f"{fmt_shape(x.shape)}")
+    ins = {"X": x}
+    if weight is not None:
+        ins["Scale"] = weight
+    if bias is not None:
+        ins["Bias"] = bias
+    return apply_op("layer_norm", ins, {"begin_norm_axis": rank - len(shape), "epsilon": float(epsilon)},
+                    name_key=_key("layer_norm", name))["Y"][0]

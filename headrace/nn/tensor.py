@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from ..core import context, names
 from ..core.dtypes import convert_dtype
 from ..core.variable import Variable
@@ -11,7 +13,10 @@ from ..ops.apply import apply_op, apply_op_single
 
 
 def _key(layer: str, name=None) -> str:
-    """The unique-name key of a layer's outputs: ``<layer>_<n>.tmp`` (or ``<name>.tmp``)."""
+    """The unique-name key of a layer's outputs: ``<layer>_<n>.tmp`` (or ``<name>.tmp``).
+    Eager outputs are not named, so dygraph mode consumes no unique-name counter here."""
+    if not context.in_static_mode():
+        return "eager.tmp"
     return f"{name or names.generate(layer)}.tmp"
 
 
@@ -150,9 +155,9 @@ def ones(shape, dtype=None, name=None):
 
 
 def assign(x, output=None):
-    import numpy as np
+    from ..eager.tensor import Tensor
 
-    if isinstance(x, Variable):
+    if isinstance(x, (Variable, Tensor)):
         outputs = {"Out": output} if output is not None else None
         return apply_op("assign", {"X": x}, outputs=outputs, name_key=_key("assign"))["Out"][0]
     value = np.asarray(x)
@@ -168,16 +173,86 @@ def cast(x, dtype):
                            name_key=_key("cast"))
 
 
+def _shape_list(shape) -> list:
+    if isinstance(shape, numbers.Integral):
+        return [int(shape)]
+    return [int(d) for d in shape]
+
+
 def uniform(shape, dtype="float32", min=-1.0, max=1.0, seed=0, name=None):  # noqa: A002
-    return apply_op_single("uniform_random", attrs={"shape": list(shape), "dtype": str(convert_dtype(dtype)),
+    dtype = "float32" if dtype is None else dtype
+    return apply_op_single("uniform_random", attrs={"shape": _shape_list(shape), "dtype": str(convert_dtype(dtype)),
                                                     "min": float(min), "max": float(max), "seed": int(seed)},
                            name_key=_key("uniform_random", name))
 
 
 def gaussian(shape, mean=0.0, std=1.0, seed=0, dtype="float32", name=None):
-    return apply_op_single("gaussian_random", attrs={"shape": list(shape), "dtype": str(convert_dtype(dtype)),
+    dtype = "float32" if dtype is None else dtype
+    return apply_op_single("gaussian_random", attrs={"shape": _shape_list(shape), "dtype": str(convert_dtype(dtype)),
                                                      "mean": float(mean), "std": float(std), "seed": int(seed)},
                            name_key=_key("gaussian_random", name))
+
+
+def rand(shape, dtype=None, name=None):
+    """Uniform on [0, 1) (op ``uniform_random``), drawn from the global generator."""
+    return uniform(shape, dtype, 0.0, 1.0, 0, name)
+
+
+def randn(shape, dtype=None, name=None):
+    """Standard normal (op ``gaussian_random``), drawn from the global generator."""
+    return gaussian(shape, 0.0, 1.0, 0, dtype, name)
+
+
+def normal(mean=0.0, std=1.0, shape=None, name=None):
+    return gaussian(shape if shape is not None else [1], mean, std, 0, "float32", name)
+
+
+def arange(start=0, end=None, step=1, dtype=None, name=None):
+    """``[start, end)`` by ``step`` (a constant: op ``assign_value``); int64 unless a bound or
+    ``dtype`` is floating."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ValueError("arange(): step must not be 0")
+    if dtype is None:
+        floating = any(isinstance(v, float) for v in (start, end, step))
+        dtype = "float32" if floating else "int64"
+    return assign(np.arange(start, end, step).astype(convert_dtype(dtype).numpy))
+
+
+def _default_dtype(array: np.ndarray, data) -> np.ndarray:
+    """Python floats become float32 (Paddle's default dtype); NumPy arrays keep their dtype."""
+    if not isinstance(data, np.ndarray) and array.dtype == np.float64:
+        return array.astype(np.float32)
+    return array
+
+
+def to_tensor(data, dtype=None, place=None, stop_gradient=True):
+    """A Tensor holding a copy of ``data`` (dygraph); in static mode an ``assign_value`` op."""
+    from ..eager.tensor import Tensor
+
+    if isinstance(data, Tensor):
+        array = data.numpy()
+    else:
+        array = np.array(data)
+        if array.dtype == object:
+            raise TypeError(f"to_tensor(): cannot convert {type(data).__name__} {data!r} to a Tensor")
+        array = _default_dtype(array, data)
+    if dtype is not None:
+        array = array.astype(convert_dtype(dtype).numpy, copy=False)
+    if context.in_static_mode():
+        out = assign(array)
+        out.stop_gradient = bool(stop_gradient)
+        return out
+    return Tensor(array, stop_gradient=stop_gradient)
+
+
+def zeros_like(x, dtype=None, name=None):
+    return full(x.shape, 0.0, dtype if dtype is not None else x.dtype, name)
+
+
+def ones_like(x, dtype=None, name=None):
+    return full(x.shape, 1.0, dtype if dtype is not None else x.dtype, name)
 
 
 # --- manipulation --------------------------------------------------------------------------------
@@ -201,6 +276,8 @@ def split(x, num_or_sections, axis=0, name=None):
     else:
         sections = [int(s) for s in num_or_sections]
         count, attrs = len(sections), {"num": 0, "sections": sections, "axis": int(axis)}
+    if not context.in_static_mode():  # eager outputs are made by the runner
+        return apply_op("split", {"X": x}, attrs)["Out"]
     block = context.default_main_program().current_block()
     outs = [block.create_var(name=names.generate_with_ignorable_key(key)) for _ in range(count)]
     return apply_op("split", {"X": x}, attrs, outputs={"Out": outs})["Out"]

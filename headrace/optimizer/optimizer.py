@@ -9,17 +9,29 @@ a Variable the user gives; a parameter's ``ParamAttr(learning_rate=f)`` scales i
 ``<param>_<acc>_N``, created in the main program and initialised by the startup program.
 
 Subclasses declare ``_create_accumulators(params)`` and ``_append_optimize_op(param, grad)``;
-the update itself is a registered op (``ops/optim.py``), so eager mode can run the same kernels.
+the update itself is a registered op (``ops/optim.py``), so eager mode runs the same kernels.
+
+Dygraph mode: ``step()`` (and ``minimize(loss)``, which applies the gradients ``loss.backward()``
+left, as the reference does) calls the same ``_append_optimize_op`` under ``no_grad``; there
+``apply_op`` runs the update kernel at once on the parameters' arrays in place, the learning
+rate is a [1] float32 Tensor refreshed from ``_learning_rate_value()`` before each step (the
+hook an LR scheduler will override), and accumulators are Tensors named as in static mode.
+Parameters must be given (``parameters=`` / ``parameter_list=``).
 """
 from __future__ import annotations
 
 import numbers
 from collections import defaultdict
 
+import numpy as np
+
 from ..autodiff import append_backward
 from ..core import context, names
+from ..core.dtypes import convert_dtype
 from ..core.roles import OpRole
 from ..core.variable import Variable
+from ..eager.tape import no_grad
+from ..eager.tensor import Tensor
 from ..ops.apply import apply_op
 
 
@@ -53,10 +65,13 @@ class Optimizer:
 
     def __init__(self, learning_rate, parameters=None, weight_decay=None, grad_clip=None, name=None):
         self._learning_rate = _check_learning_rate(learning_rate)
+        if parameters is None and context.in_dynamic_mode():
+            raise AttributeError("parameters argument given to the Optimizer should not be None in "
+                                 "dygraph mode.")
         if parameters is not None:
             parameters = list(parameters)
             for p in parameters:
-                if not isinstance(p, (Variable, str)):
+                if not isinstance(p, (Variable, str, Tensor)):
                     raise TypeError("parameters must hold Parameters (or, in static mode, their "
                                     f"names), got {type(p).__name__}: {p!r}")
         self._parameter_list = parameters
@@ -68,6 +83,7 @@ class Optimizer:
         self._name = name
         self._accumulators = defaultdict(dict)   # accumulator name -> {param name: Variable}
         self._learning_rate_map = {}             # Program -> learning-rate Variable
+        self._eager_learning_rate = None         # dygraph: the [1] learning-rate Tensor
 
     # --- learning rate --------------------------------------------------------------------
     def get_lr(self) -> float:
@@ -76,11 +92,24 @@ class Optimizer:
             raise TypeError("get_lr(): the learning rate is a Variable; fetch it with Executor.run")
         return self._learning_rate
 
+    def _learning_rate_value(self) -> float:
+        """The learning rate of the coming eager step (an LR scheduler overrides this)."""
+        return self.get_lr()
+
     def _global_learning_rate(self, program=None):
+        if program is None and context.in_dynamic_mode():
+            return self._eager_learning_rate
         program = program or context.default_main_program()
         return self._learning_rate_map.get(program)
 
     def _create_global_learning_rate(self):
+        if context.in_dynamic_mode():
+            value = np.full([1], self._learning_rate_value(), dtype=np.float32)
+            if self._eager_learning_rate is None:
+                self._eager_learning_rate = Tensor(value, name=names.generate("learning_rate"))
+            else:
+                self._eager_learning_rate._value = value
+            return self._eager_learning_rate
         program = context.default_main_program()
         if program in self._learning_rate_map:
             return self._learning_rate_map[program]
@@ -101,13 +130,20 @@ class Optimizer:
             return factor
         if factor == 1.0:
             return lr
+        if context.in_dynamic_mode():
+            return apply_op("scale", {"X": lr}, {"scale": float(factor)})["Out"][0]
         program = context.default_main_program()
         with program.role_guard(OpRole.Optimize | OpRole.LRSched), context.name_scope("scale_with_param_lr"):
             return apply_op("scale", {"X": lr}, {"scale": float(factor)})["Out"][0]
 
     # --- accumulators ---------------------------------------------------------------------
     def _persistable(self, name, shape, dtype, fill_value):
-        """A persistable variable in the main program, filled with ``fill_value`` by the startup."""
+        """A persistable variable in the main program, filled with ``fill_value`` by the startup
+        (in dygraph mode: a Tensor filled now)."""
+        if context.in_dynamic_mode():
+            tensor = Tensor(np.full(list(shape), fill_value, dtype=convert_dtype(dtype).numpy), name=name)
+            tensor.persistable = True
+            return tensor
         main = context.default_main_program().global_block()
         var = main.create_var(name=name, shape=list(shape), dtype=dtype, persistable=True,
                               stop_gradient=True)
@@ -138,10 +174,53 @@ class Optimizer:
     def _append_optimize_op(self, param, grad):
         raise NotImplementedError(f"{type(self).__name__} does not define its update op")
 
+    # --- dygraph mode ---------------------------------------------------------------------
+    def _eager_params(self, parameters=None):
+        params = _first_given(parameters, self._parameter_list)
+        if params is None:
+            raise AttributeError("parameters argument given to the Optimizer should not be None in "
+                                 "dygraph mode.")
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"{type(self).__name__}: in dygraph mode parameters must be Tensors "
+                                f"(Layer.parameters()), got {type(p).__name__}: {p!r}")
+        return params
+
+    def _eager_params_grads(self, parameters=None, no_grad_set=None) -> list:
+        skip = {id(p) for p in no_grad_set or ()} | {p for p in no_grad_set or () if isinstance(p, str)}
+        return [(p, p._grad) for p in self._eager_params(parameters)
+                if not p.stop_gradient and p._grad is not None and id(p) not in skip and p.name not in skip]
+
+    def _apply_eager(self, params_grads) -> None:
+        with no_grad():
+            params = [p for p, _ in params_grads]
+            new = [p for p in params if not any(p.name in acc for acc in self._accumulators.values())]
+            self._create_accumulators(new)
+            self._create_global_learning_rate()
+            for param, grad in params_grads:
+                self._append_optimize_op(param, grad)
+
+    def step(self) -> None:
+        """Dygraph: update every parameter that has a gradient, with the same update kernels."""
+        if context.in_static_mode():
+            raise RuntimeError(f"{type(self).__name__}.step() runs in dygraph mode; in static mode call "
+                               "minimize(loss) and run the program")
+        self._apply_eager(self._eager_params_grads())
+
+    def clear_grad(self, set_to_zero=True) -> None:
+        """Dygraph: zero (or drop, with ``set_to_zero=False``) the parameters' gradients."""
+        for p in self._eager_params():
+            p.clear_gradient(set_to_zero)
+
+    clear_gradients = clear_grad
+
     # --- the static-mode pipeline ---------------------------------------------------------
     def backward(self, loss, startup_program=None, parameters=None, no_grad_set=None,
                  callbacks=None, parameter_list=None):
         """Append the backward of ``loss``; return ``[(param, grad)]``."""
+        if isinstance(loss, Tensor):
+            loss.backward()
+            return self._eager_params_grads(_first_given(parameters, parameter_list), no_grad_set)
         if not isinstance(loss, Variable):
             raise TypeError(f"{type(self).__name__}.backward: loss must be a Variable, got "
                             f"{type(loss).__name__}")
@@ -150,7 +229,11 @@ class Optimizer:
             return append_backward(loss, params, no_grad_set, callbacks)
 
     def apply_gradients(self, params_grads) -> list:
-        """Append the update ops for ``[(param, grad)]`` to the current program; return them."""
+        """Append the update ops for ``[(param, grad)]`` to the current program; return them.
+        (Dygraph: apply them now; returns [].)"""
+        if context.in_dynamic_mode():
+            self._apply_eager([(p, g) for p, g in params_grads if g is not None])
+            return []
         params_grads = sorted((pg for pg in params_grads if pg[1] is not None),
                               key=lambda pg: pg[0].name)
         params = [p for p, _ in params_grads if getattr(p, "trainable", True)]
@@ -172,7 +255,13 @@ class Optimizer:
 
     def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None,
                  parameter_list=None):
-        """``backward`` then ``apply_optimize``; returns ``(optimize_ops, params_grads)``."""
+        """``backward`` then ``apply_optimize``; returns ``(optimize_ops, params_grads)``.
+        In dygraph mode it applies the gradients ``loss.backward()`` left (it does not run
+        backward itself, as the reference)."""
+        if isinstance(loss, Tensor):
+            params_grads = self._eager_params_grads(_first_given(parameters, parameter_list), no_grad_set)
+            self._apply_eager(params_grads)
+            return [], params_grads
         params_grads = self.backward(loss, startup_program, parameters, no_grad_set,
                                      parameter_list=parameter_list)
         optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
@@ -180,7 +269,10 @@ class Optimizer:
 
     # helpers for subclasses -----------------------------------------------------------------
     def _update_op(self, type, inputs, outputs, attrs=None):
-        """Append one update op; returns the Operator."""
+        """Append one update op; returns the Operator (dygraph: runs it; returns None)."""
+        if context.in_dynamic_mode():
+            apply_op(type, inputs, attrs, outputs)
+            return None
         program = context.default_main_program()
         block = program.global_block()
         apply_op(type, inputs, attrs, outputs, block=block)

@@ -1,0 +1,288 @@
+"""The eager tape: grad mode, recorded nodes and the backward engine.
+
+Contract
+--------
+Every op the eager runner executes while gradients are enabled, with an input that requires
+grad and a differentiable type, becomes an ``OpNode``: the gradient ops its rule
+(``OpDef.grad``, the same rule static autodiff appends) describes for the inputs that require
+grad, the forward arrays those gradient ops read (a shape/dtype ``Meta`` for slots the gradient
+op declares ``no_need_buffer``, so the tape keeps no activation it does not need), an edge per
+input that requires grad and the shape/dtype of each output (to zero-fill a gradient that
+never arrives).  ``backward`` runs the gradient ops of every node reachable from the roots,
+newest node first (the reverse of the forward order, as the static backward), sums the
+contributions to each output, accumulates into the ``.grad`` of leaf tensors and frees each
+node's saved arrays after running it unless ``retain_graph``; a second backward through a
+freed node is an error naming the op and the line that ran it.
+
+Names: a node's gradient ops talk in names local to the node (``in:<slot>:<k>`` and
+``out:<slot>:<k>``), so a rule sees distinct names even when one tensor fills two slots
+(``x * x``) and its two gradients both accumulate into ``x``.
+
+Modes: ``no_grad`` turns recording and gradient tracking off; ``track_only`` keeps tracking
+(outputs know whether they require grad) but records nothing (recompute's forward).
+``saved_tensors_hooks(pack, unpack)`` passes every array a node saves through ``pack`` and
+hands the node ``unpack(packed)`` when backward needs it (recompute without re-entry).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import heapq
+import itertools
+
+import numpy as np
+
+from ..core.errors import HeadraceError, where
+from ..core.names import EMPTY_VAR_NAME
+from ..ops.registry import Meta, lookup, resolve_attrs
+
+grad_enabled = True     # gradients tracked (outputs may require grad)
+recording = True        # nodes recorded (False inside track_only)
+_hooks: list = []       # stack of (pack, unpack)
+_seq = itertools.count()
+
+
+class GraphFreedError(HeadraceError, RuntimeError):
+    """backward() reached a node whose saved values an earlier backward() released."""
+
+
+# --- modes ------------------------------------------------------------------------------------
+class no_grad:  # noqa: N801  (Paddle's spelling; a context manager and a decorator)
+    """Run without recording or tracking gradients: outputs are ``stop_gradient``."""
+
+    def __enter__(self):
+        global grad_enabled, recording
+        self._old = (grad_enabled, recording)
+        grad_enabled = recording = False
+        return self
+
+    def __exit__(self, *exc):
+        global grad_enabled, recording
+        grad_enabled, recording = self._old
+        return False
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with no_grad():
+                return func(*args, **kwargs)
+        return wrapper
+
+
+class enable_grad(no_grad):  # noqa: N801
+    """Track and record gradients (inside ``no_grad`` too)."""
+
+    def __enter__(self):
+        global grad_enabled, recording
+        self._old = (grad_enabled, recording)
+        grad_enabled = recording = True
+        return self
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with enable_grad():
+                return func(*args, **kwargs)
+        return wrapper
+
+
+@contextlib.contextmanager
+def track_only():
+    """Outputs know whether they require grad, but no node is recorded."""
+    global grad_enabled, recording
+    old = (grad_enabled, recording)
+    grad_enabled, recording = True, False
+    try:
+        yield
+    finally:
+        grad_enabled, recording = old
+
+
+def is_grad_enabled() -> bool:
+    return grad_enabled
+
+
+@contextlib.contextmanager
+def saved_tensors_hooks(pack, unpack):
+    """Arrays saved by nodes recorded inside go through ``pack``; backward calls ``unpack``."""
+    _hooks.append((pack, unpack))
+    try:
+        yield
+    finally:
+        _hooks.pop()
+
+
+@contextlib.contextmanager
+def no_saved_tensors_hooks():
+    """Record inside with no hooks (an inner recomputation collecting real arrays)."""
+    global _hooks
+    old, _hooks = _hooks, []
+    try:
+        yield
+    finally:
+        _hooks = old
+
+
+class _Packed:
+    __slots__ = ("value", "unpack")
+
+    def __init__(self, value, unpack):
+        self.value, self.unpack = value, unpack
+
+
+# --- nodes ------------------------------------------------------------------------------------
+class Node:
+    """A recorded step: ``apply(out_grads) -> in_grads`` (one per edge).
+
+    ``edges[i]`` is the leaf Tensor or ``(node, output_index)`` that receives the i-th input
+    gradient; ``out_metas[j]`` the shape/dtype of output j.
+    """
+
+    __slots__ = ("seq", "edges", "out_metas", "freed", "__weakref__")
+
+    def __init__(self, edges, out_metas):
+        self.seq = next(_seq)
+        self.edges = edges
+        self.out_metas = out_metas
+        self.freed = False
+
+    def label(self) -> str:
+        return type(self).__name__
+
+    def apply(self, out_grads: list) -> list:
+        raise NotImplementedError
+
+    def release(self) -> None:
+        self.freed = True
+
+
+class OpNode(Node):
+    """One forward op: its gradient ops, the arrays they read, local names of edges/outputs."""
+
+    __slots__ = ("op_type", "callsite", "grad_ops", "saved", "in_grad_names", "out_grad_names")
+
+    def __init__(self, op_type, callsite, grad_ops, saved, edges, in_grad_names, out_grad_names,
+                 out_metas):
+        super().__init__(edges, out_metas)
+        self.op_type = op_type
+        self.callsite = callsite
+        self.grad_ops = grad_ops
+        self.saved = saved
+        self.in_grad_names = in_grad_names
+        self.out_grad_names = out_grad_names
+
+    def label(self) -> str:
+        return where(self.op_type, self.callsite)
+
+    def apply(self, out_grads):
+        env = {}
+        for name, value in self.saved.items():
+            env[name] = value.unpack(value.value) if type(value) is _Packed else value
+        for name, grad, meta in zip(self.out_grad_names, out_grads, self.out_metas):
+            env[name] = grad if grad is not None else np.zeros(meta.shape, meta.dtype)
+        for gop in self.grad_ops:
+            opdef = lookup(gop.type)
+            ins = {}
+            for slot, names in gop.inputs.items():
+                if opdef.input_slot(slot).many:
+                    ins[slot] = [env[n] for n in names]
+                else:
+                    ins[slot] = env[names[0]]
+            attrs = resolve_attrs(opdef, gop.attrs, gop.type, self.callsite)
+            try:
+                outs = opdef.bind_kernel(gop.outputs)(ins, attrs)
+            except HeadraceError:
+                raise
+            except Exception as exc:
+                raise HeadraceError(f"{where(gop.type, self.callsite)} (the gradient of "
+                                    f"`{self.op_type}`) failed: {type(exc).__name__}: {exc}") from exc
+            for slot, names in gop.outputs.items():
+                values = outs[slot] if opdef.output_slot(slot).many else (outs[slot],)
+                for name, value in zip(names, values):
+                    if name != EMPTY_VAR_NAME:
+                        env[name] = value
+        return [env.get(name) for name in self.in_grad_names]
+
+    def release(self):
+        self.freed = True
+        self.saved = None
+        self.grad_ops = None
+
+
+def pack_saved(value):
+    """What a node stores for an array it saves (through the innermost pack hook, if any)."""
+    if _hooks and type(value) is not Meta:
+        pack, unpack = _hooks[-1]
+        return _Packed(pack(value), unpack)
+    return value
+
+
+# --- the engine ---------------------------------------------------------------------------------
+def _edge_of(tensor):
+    """Where a gradient for ``tensor`` goes: its producer ``(node, index)``, or the leaf itself."""
+    if tensor._node is not None:
+        return (tensor._node, tensor._out_index)
+    return tensor
+
+
+def _add(a, b):
+    return b if a is None else np.add(a, b)
+
+
+def run_backward(roots, root_grads, retain_graph=False) -> None:
+    """Backpropagate ``root_grads`` (arrays) from the tensors ``roots`` into leaf ``.grad``."""
+    pending = {}       # node -> [grad per output]
+    deps = {}          # node -> number of edges into it not processed yet
+    ready = []
+    stack = []
+    for tensor, grad in zip(roots, root_grads):
+        edge = _edge_of(tensor)
+        if type(edge) is tuple:
+            node, index = edge
+            grads = pending.setdefault(node, [None] * len(node.out_metas))
+            grads[index] = _add(grads[index], grad)
+            if node not in deps:
+                deps[node] = 0
+                stack.append(node)
+        else:
+            edge._accumulate_grad(grad)
+    # count, for every reachable node, the edges that lead into it
+    seen = set(deps)
+    while stack:
+        node = stack.pop()
+        if node.freed:
+            raise GraphFreedError(
+                f"{node.label()}: backward() through this part of the graph a second time, but "
+                "the first backward() freed its saved values; pass retain_graph=True to the first "
+                "backward() to run backward through it again")
+        for edge in node.edges:
+            if type(edge) is tuple:
+                parent = edge[0]
+                deps[parent] = deps.get(parent, 0) + 1
+                if parent not in seen:
+                    seen.add(parent)
+                    stack.append(parent)
+    for node, count in deps.items():
+        if count == 0:
+            heapq.heappush(ready, (-node.seq, id(node), node))
+    while ready:
+        _, _, node = heapq.heappop(ready)
+        out_grads = pending.pop(node, None)
+        if out_grads is None or all(g is None for g in out_grads):
+            in_grads = [None] * len(node.edges)
+        else:
+            with no_grad():
+                in_grads = node.apply(out_grads)
+        if not retain_graph:
+            node.release()
+        for edge, grad in zip(node.edges, in_grads):
+            if type(edge) is tuple:
+                parent, index = edge
+                if grad is not None:
+                    grads = pending.setdefault(parent, [None] * len(parent.out_metas))
+                    grads[index] = _add(grads[index], grad)
+                deps[parent] -= 1
+                if deps[parent] == 0:
+                    heapq.heappush(ready, (-parent.seq, id(parent), parent))
+            elif grad is not None:
+                edge._accumulate_grad(grad)

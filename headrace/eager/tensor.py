@@ -1,0 +1,338 @@
+"""The eager Tensor: a NumPy array with a gradient, and the Parameter layers create in dygraph mode.
+
+A Tensor made by ``to_tensor`` or a creation op is ``stop_gradient=True``; a Parameter is
+``stop_gradient=False`` (unless not trainable).  An op's output requires grad iff an input does and
+the op is differentiable (``runner.py``); such an output remembers the tape node that made it.
+Only leaves (tensors no recorded op produced) keep a ``.grad``; it accumulates across
+``backward()`` calls until ``clear_gradient()``.
+
+Python operators run ops through ``apply_op`` as they do on static Variables: a scalar operand
+becomes a ``scale`` op where it can, otherwise a 0-D constant of the tensor's dtype.  Math and
+shape methods (``mean``, ``reshape``, indexing ...) are bound by ``headrace.nn`` at import time.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..core import names
+from ..core.dtypes import convert_dtype
+from ..ops.apply import apply_op
+
+
+class Tensor:
+    """An eager tensor (see the module docstring)."""
+
+    __slots__ = ("_value", "stop_gradient", "_node", "_out_index", "_grad", "_name", "persistable",
+                 "__weakref__")
+    __array_priority__ = 100   # ndarray <op> Tensor defers to Tensor's reflected operator
+
+    def __init__(self, value, stop_gradient=True, name=None):
+        self._value = np.asarray(value)
+        self.stop_gradient = bool(stop_gradient)
+        self._node = None
+        self._out_index = 0
+        self._grad = None
+        self._name = name
+        self.persistable = False
+
+    @classmethod
+    def _wrap(cls, value, stop_gradient=True):
+        """Fast constructor for runner outputs (no conversion)."""
+        t = object.__new__(cls)
+        t._value = value
+        t.stop_gradient = stop_gradient
+        t._node = None
+        t._out_index = 0
+        t._grad = None
+        t._name = None
+        t.persistable = False
+        return t
+
+    # --- metadata -----------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        if self._name is None:
+            self._name = names.generate("generated_tensor")
+        return self._name
+
+    @name.setter
+    def name(self, value):
+        self._name = str(value)
+
+    @property
+    def shape(self) -> list:
+        return list(self._value.shape)
+
+    @property
+    def dtype(self):
+        return convert_dtype(self._value.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    dim = ndim
+
+    @property
+    def size(self) -> int:
+        return int(self._value.size)
+
+    @property
+    def place(self):
+        return "Place(cpu)"
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    def numpy(self) -> np.ndarray:
+        """A copy of the data."""
+        return np.array(self._value, copy=True)
+
+    def item(self, *index):
+        if not index and self._value.size != 1:
+            raise ValueError(f"item(): only a Tensor of one element can be converted to a Python scalar, "
+                             f"got shape {self.shape}")
+        return self._value.item(*index)
+
+    def tolist(self):
+        return self._value.tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        return self._value if dtype is None else self._value.astype(dtype)
+
+    def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError("len() of a 0-D Tensor")
+        return self._value.shape[0]
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._value.dtype.kind not in "iu":
+            raise TypeError(f"only integer Tensors can be used as an index, got {self.dtype}")
+        return int(self.item())
+
+    def __bool__(self):
+        if self._value.size != 1:
+            raise ValueError(f"the truth value of a Tensor with {self._value.size} elements is ambiguous")
+        return bool(self._value.item())
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        body = np.array2string(self._value, separator=", ", prefix="       ")
+        return (f"Tensor(shape={self.shape}, dtype={self.dtype}, place={self.place}, "
+                f"stop_gradient={self.stop_gradient},\n       {body})")
+
+    __str__ = __repr__
+
+    # --- gradients ----------------------------------------------------------------------------
+    @property
+    def grad(self):
+        """The accumulated gradient (a Tensor), or None."""
+        return self._grad
+
+    def _grad_ivar(self):
+        return self._grad
+
+    def gradient(self):
+        """The accumulated gradient as a NumPy array, or None."""
+        return None if self._grad is None else self._grad.numpy()
+
+    def _accumulate_grad(self, grad) -> None:
+        if tuple(grad.shape) != self._value.shape:
+            raise ValueError(f"gradient of shape {list(grad.shape)} for tensor {self.name!r} of shape "
+                             f"{self.shape}")
+        if grad.dtype != self._value.dtype:
+            grad = grad.astype(self._value.dtype)
+        if self._grad is None:
+            self._grad = Tensor._wrap(grad)
+        else:  # out of place: a gradient array may be a view shared with another tensor's gradient
+            self._grad._value = self._grad._value + grad
+
+    def clear_gradient(self, set_to_zero=True) -> None:
+        """Zero the gradient (``set_to_zero``) or drop it."""
+        if self._grad is None:
+            return
+        if set_to_zero:
+            self._grad._value = np.zeros_like(self._value)
+        else:
+            self._grad = None
+
+    clear_grad = clear_gradient
+
+    def backward(self, grad_tensor=None, retain_graph=False) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``; a non-scalar starts from ones
+        (or from ``grad_tensor``)."""
+        from . import tape
+
+        if self.stop_gradient:
+            raise RuntimeError(f"backward() on tensor {self.name!r}, which has stop_gradient=True: no "
+                               "gradient flows to it (did all its inputs have stop_gradient=True, or "
+                               "was it computed under paddle.no_grad()?)")
+        if grad_tensor is None:
+            seed = np.ones(self._value.shape, self._value.dtype)
+        else:
+            seed = np.asarray(grad_tensor._value if isinstance(grad_tensor, Tensor) else grad_tensor,
+                              dtype=self._value.dtype)
+            if seed.shape != self._value.shape:
+                raise ValueError(f"backward(): grad_tensor has shape {list(seed.shape)}, the tensor has "
+                                 f"shape {self.shape}")
+        tape.run_backward([self], [seed], retain_graph=retain_graph)
+
+    def detach(self) -> "Tensor":
+        """The same data, cut from the graph (``stop_gradient=True``)."""
+        return Tensor._wrap(self._value, True)
+
+    # --- conversion ---------------------------------------------------------------------------
+    def astype(self, dtype) -> "Tensor":
+        dtype = convert_dtype(dtype)
+        return apply_op("cast", {"X": self}, {"in_dtype": str(self.dtype), "out_dtype": str(dtype)})["Out"][0]
+
+    cast = astype
+
+    def set_value(self, value) -> None:
+        """Replace the data (same shape and dtype), e.g. to load weights."""
+        value = np.asarray(value._value if isinstance(value, Tensor) else value)
+        if value.shape != self._value.shape:
+            raise ValueError(f"set_value: tensor {self.name!r} has shape {self.shape}, got {list(value.shape)}")
+        self._value = value.astype(self._value.dtype, copy=True)
+
+    # --- operators ----------------------------------------------------------------------------
+    def __neg__(self):
+        return _scale(self, -1.0, 0.0)
+
+    def __add__(self, other):
+        if _is_scalar(other):
+            return _scale(_float_if_needed(self, other), 1.0, other)
+        return _binary("elementwise_add", self, other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        if _is_scalar(other):
+            return _scale(_float_if_needed(self, other), 1.0, -other)
+        return _binary("elementwise_sub", self, other)
+
+    def __rsub__(self, other):
+        if _is_scalar(other):
+            return _scale(_float_if_needed(self, other), -1.0, other)
+        return _binary("elementwise_sub", self, other, reverse=True)
+
+    def __mul__(self, other):
+        if _is_scalar(other):
+            return _scale(_float_if_needed(self, other), other, 0.0)
+        return _binary("elementwise_mul", self, other)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        if _is_scalar(other) and self.dtype.is_floating:
+            if other == 0:
+                raise ZeroDivisionError(f"dividing tensor {self.name!r} by the constant 0")
+            return _scale(self, 1.0 / other, 0.0)
+        return _binary("elementwise_div", self, other)
+
+    def __rtruediv__(self, other):
+        return _binary("elementwise_div", self, other, reverse=True)
+
+    def __pow__(self, other):
+        return _binary("elementwise_pow", self, other)
+
+    def __rpow__(self, other):
+        return _binary("elementwise_pow", self, other, reverse=True)
+
+    def __matmul__(self, other):
+        return apply_op("matmul_v2", {"X": self, "Y": _operand(other, self)})["Out"][0]
+
+    def __rmatmul__(self, other):
+        return apply_op("matmul_v2", {"X": _operand(other, self), "Y": self})["Out"][0]
+
+    def __lt__(self, other):
+        return _binary("less_than", self, other)
+
+    def __le__(self, other):
+        return _binary("less_equal", self, other)
+
+    def __gt__(self, other):
+        return _binary("greater_than", self, other)
+
+    def __ge__(self, other):
+        return _binary("greater_equal", self, other)
+
+    def __eq__(self, other):
+        return _binary("equal", self, other)
+
+    def __ne__(self, other):
+        return _binary("not_equal", self, other)
+
+
+def _is_scalar(value) -> bool:
+    return isinstance(value, numbers.Number) and not isinstance(value, bool)
+
+
+def _float_if_needed(x, scalar):
+    """An integer Tensor meeting a non-integral scalar is computed in float32 (as on Variables)."""
+    if not x.dtype.is_floating and isinstance(scalar, float) and not float(scalar).is_integer():
+        return x.astype("float32")
+    return x
+
+
+def _scale(x, scale, bias):
+    return apply_op("scale", {"X": x}, {"scale": float(scale), "bias": float(bias)})["Out"][0]
+
+
+def _operand(other, like):
+    """The other operand as a Tensor: a scalar becomes a 0-D constant of ``like``'s dtype."""
+    if isinstance(other, Tensor):
+        return other
+    if _is_scalar(other) or isinstance(other, bool):
+        return Tensor._wrap(np.asarray(other, dtype=like._value.dtype))
+    if isinstance(other, np.ndarray):
+        return Tensor._wrap(other)
+    raise TypeError(f"unsupported operand type for a Tensor operation: {type(other).__name__}")
+
+
+def _binary(op_type, x, other, reverse=False):
+    if _is_scalar(other):
+        x = _float_if_needed(x, other)
+    y = _operand(other, x)
+    left, right = (y, x) if reverse else (x, y)
+    return apply_op(op_type, {"X": left, "Y": right})["Out"][0]
+
+
+class Parameter(Tensor):
+    """A trainable eager tensor created by a layer: named (``linear_0.w_0``), persistable, with
+    the optimizer options of its ParamAttr."""
+
+    __slots__ = ("optimize_attr", "regularizer", "do_model_average", "need_clip", "is_distributed")
+
+    def __init__(self, value, name, trainable=True, optimize_attr=None, regularizer=None,
+                 do_model_average=None, need_clip=True):
+        super().__init__(value, stop_gradient=not trainable, name=name)
+        self.persistable = True
+        self.optimize_attr = dict(optimize_attr) if optimize_attr else {"learning_rate": 1.0}
+        self.regularizer = regularizer
+        self.do_model_average = do_model_average
+        self.need_clip = need_clip
+        self.is_distributed = False
+
+    @property
+    def trainable(self) -> bool:
+        return not self.stop_gradient
+
+    @trainable.setter
+    def trainable(self, value):
+        self.stop_gradient = not value
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__

@@ -1,0 +1,38 @@
+"""``paddle.fluid.dygraph``: the 1.x imperative API — ``guard()``, ``to_variable`` and the layer
+classes — over headrace's eager mode."""
+from __future__ import annotations
+
+import contextlib
+
+from ...core import context, names
+from ...eager import Tensor, enable_grad, no_grad
+from ...nn.layer import Layer
+from ...nn.layers import Sequential
+from ...nn.tensor import to_tensor
+from . import nn
+from .nn import BatchNorm, Conv2D, Dropout, Embedding, LayerNorm, Linear
+
+
+@contextlib.contextmanager
+def guard(place=None):
+    """Run the block in dygraph mode, with fresh unique names (as the reference's guard)."""
+    with context.static_mode_guard(False), names.guard():
+        yield
+
+
+def enabled() -> bool:
+    return context.in_dynamic_mode()
+
+
+def to_variable(value, name=None, zero_copy=None, dtype=None):
+    """A Tensor holding a copy of ``value`` (a NumPy array, or a Tensor), ``stop_gradient=True``."""
+    if isinstance(value, Tensor):
+        return value if dtype is None else value.astype(dtype)
+    out = to_tensor(value, dtype=dtype)
+    if name is not None:
+        out.name = name
+    return out
+
+
+__all__ = ["BatchNorm", "Conv2D", "Dropout", "Embedding", "Layer", "LayerNorm", "Linear", "Sequential",
+           "enable_grad", "enabled", "guard", "no_grad", "nn", "to_variable"]

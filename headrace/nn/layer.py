@@ -1,0 +1,263 @@
+"""``nn.Layer``: a module of parameters and sublayers whose ``forward`` runs in either mode.
+
+A layer's parameters come from ``create_parameter``: in static mode a Parameter of the main
+program with its initializer op in the startup program (as ``static_layers`` does); in dygraph
+mode an eager Parameter filled at once by running the same initializer op.  Names follow the
+reference: a layer of class ``Linear`` is ``linear_<n>`` and its parameters ``linear_<n>.w_0``,
+``linear_<n>.b_0``.  Attributes holding Parameters or Layers are registered (in assignment
+order, which is the order ``parameters()`` returns); lists of layers are not (as the reference).
+"""
+from __future__ import annotations
+
+import collections
+import re
+
+import numpy as np
+
+from ..core import context, names
+from ..core.dtypes import convert_dtype
+from ..core.errors import ShapeError, fmt_shape
+from ..core.variable import Parameter as StaticParameter
+from ..eager.tape import no_grad
+from ..eager.tensor import Parameter as EagerParameter
+from ..eager.tensor import Tensor
+from ..ops.apply import apply_op
+from . import static_layers
+from .initializer import Constant, XavierInitializer
+from .param_attr import ParamAttr
+
+_PARAMETER_TYPES = (EagerParameter, StaticParameter)
+
+
+def _camel_to_snake(name: str) -> str:
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+
+
+class _EagerInitBlock:
+    """What an Initializer sees as its block in dygraph mode: ``append_op`` runs the op now."""
+
+    @staticmethod
+    def append_op(type, inputs=None, outputs=None, attrs=None):  # noqa: A002  (Block's signature)
+        with no_grad():
+            return apply_op(type, inputs, attrs, outputs)
+
+
+def create_parameter(shape, dtype, attr=None, is_bias=False, default_initializer=None, name_prefix=None):
+    """A parameter for the current mode (see the module docstring)."""
+    if context.in_static_mode():
+        return static_layers.create_parameter(shape, dtype, attr, is_bias, default_initializer, name_prefix)
+    attr = ParamAttr.to_attr(attr)
+    if attr is False:
+        raise ValueError("create_parameter: attr=False means no parameter")
+    shape = [int(d) for d in shape]
+    if any(d <= 0 for d in shape):
+        raise ShapeError(f"parameter shape must be all positive, got {fmt_shape(shape)}"
+                         + (f" (layer {name_prefix})" if name_prefix else ""))
+    dtype = convert_dtype(dtype)
+    name = attr.name or names.generate(f"{name_prefix or 'param'}.{'b' if is_bias else 'w'}")
+    initializer = attr.initializer or default_initializer or (Constant(0.0) if is_bias else XavierInitializer())
+    param = EagerParameter(np.empty(shape, dtype.numpy), name, trainable=attr.trainable,
+                           optimize_attr={"learning_rate": attr.learning_rate}, regularizer=attr.regularizer,
+                           do_model_average=attr.do_model_average, need_clip=attr.need_clip)
+    initializer(param, _EagerInitBlock())
+    return param
+
+
+class Layer:
+    """Base class of layers; subclasses define ``forward``."""
+
+    def __init__(self, name_scope=None, dtype="float32"):
+        object.__setattr__(self, "_parameters", collections.OrderedDict())
+        object.__setattr__(self, "_sub_layers", collections.OrderedDict())
+        object.__setattr__(self, "_buffers", collections.OrderedDict())
+        self.training = True
+        self._dtype = convert_dtype(dtype)
+        self._full_name = names.generate(name_scope or _camel_to_snake(type(self).__name__))
+        self._forward_pre_hooks = []
+        self._forward_post_hooks = []
+
+    def full_name(self) -> str:
+        return self._full_name
+
+    # --- registration -----------------------------------------------------------------------
+    def __setattr__(self, name, value):
+        if "_parameters" not in self.__dict__:
+            raise RuntimeError(f"{type(self).__name__}: call super().__init__() before assigning attributes")
+        for store in (self._parameters, self._sub_layers, self._buffers):
+            store.pop(name, None)
+        if isinstance(value, _PARAMETER_TYPES):
+            self._parameters[name] = value
+        elif isinstance(value, Layer):
+            self._sub_layers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+            return
+        self.__dict__.pop(name, None)
+
+    def __getattr__(self, name):
+        for store in ("_parameters", "_sub_layers", "_buffers"):
+            items = self.__dict__.get(store)
+            if items is not None and name in items:
+                return items[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __delattr__(self, name):
+        for store in (self._parameters, self._sub_layers, self._buffers):
+            if name in store:
+                del store[name]
+                return
+        object.__delattr__(self, name)
+
+    def add_sublayer(self, name, sublayer):
+        if not isinstance(sublayer, Layer):
+            raise TypeError(f"add_sublayer({name!r}): expected a Layer, got {type(sublayer).__name__}")
+        self._sub_layers[str(name)] = sublayer
+        return sublayer
+
+    def add_parameter(self, name, parameter):
+        if parameter is not None and not isinstance(parameter, _PARAMETER_TYPES):
+            raise TypeError(f"add_parameter({name!r}): expected a Parameter, got {type(parameter).__name__}")
+        self._parameters[str(name)] = parameter
+        return parameter
+
+    def register_buffer(self, name, tensor, persistable=True):
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"register_buffer({name!r}): expected a Tensor, got {type(tensor).__name__}")
+        if tensor is not None:
+            tensor.persistable = bool(persistable)
+        self._buffers[str(name)] = tensor
+
+    def create_parameter(self, shape, attr=None, dtype=None, is_bias=False, default_initializer=None):
+        return create_parameter(shape, dtype if dtype is not None else self._dtype, attr, is_bias,
+                                default_initializer, name_prefix=self._full_name)
+
+    # --- traversal ----------------------------------------------------------------------------
+    def named_sublayers(self, prefix="", include_self=False, layers_set=None):
+        layers_set = set() if layers_set is None else layers_set
+        if include_self and id(self) not in layers_set:
+            layers_set.add(id(self))
+            yield prefix, self
+        for key, layer in self._sub_layers.items():
+            if layer is None:
+                continue
+            path = f"{prefix}.{key}" if prefix else key
+            yield from layer.named_sublayers(path, include_self=True, layers_set=layers_set)
+
+    def sublayers(self, include_self=False) -> list:
+        return [layer for _, layer in self.named_sublayers(include_self=include_self)]
+
+    def named_children(self):
+        for key, layer in self._sub_layers.items():
+            if layer is not None:
+                yield key, layer
+
+    def children(self):
+        return [layer for _, layer in self.named_children()]
+
+    def named_parameters(self, prefix="", include_sublayers=True):
+        seen = set()
+        layers = self.named_sublayers(prefix, include_self=True) if include_sublayers else [(prefix, self)]
+        for path, layer in layers:
+            for key, param in layer._parameters.items():
+                if param is None or id(param) in seen:
+                    continue
+                seen.add(id(param))
+                yield (f"{path}.{key}" if path else key), param
+
+    def parameters(self, include_sublayers=True) -> list:
+        return [p for _, p in self.named_parameters(include_sublayers=include_sublayers)]
+
+    def named_buffers(self, prefix="", include_sublayers=True):
+        layers = self.named_sublayers(prefix, include_self=True) if include_sublayers else [(prefix, self)]
+        for path, layer in layers:
+            for key, buf in layer._buffers.items():
+                if buf is not None:
+                    yield (f"{path}.{key}" if path else key), buf
+
+    def buffers(self, include_sublayers=True) -> list:
+        return [b for _, b in self.named_buffers(include_sublayers=include_sublayers)]
+
+    # --- modes and calls --------------------------------------------------------------------
+    def train(self):
+        for layer in self.sublayers(include_self=True):
+            layer.training = True
+        return self
+
+    def eval(self):
+        for layer in self.sublayers(include_self=True):
+            layer.training = False
+        return self
+
+    def forward(self, *inputs, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
+
+    def register_forward_pre_hook(self, hook):
+        self._forward_pre_hooks.append(hook)
+        return hook
+
+    def register_forward_post_hook(self, hook):
+        self._forward_post_hooks.append(hook)
+        return hook
+
+    def __call__(self, *inputs, **kwargs):
+        for hook in self._forward_pre_hooks:
+            result = hook(self, inputs)
+            if result is not None:
+                inputs = result if isinstance(result, tuple) else (result,)
+        outputs = self.forward(*inputs, **kwargs)
+        for hook in self._forward_post_hooks:
+            result = hook(self, inputs, outputs)
+            if result is not None:
+                outputs = result
+        return outputs
+
+    def clear_gradients(self, set_to_zero=True) -> None:
+        for param in self.parameters():
+            if isinstance(param, Tensor) and param.trainable:
+                param.clear_gradient(set_to_zero)
+
+    # --- state ------------------------------------------------------------------------------
+    def state_dict(self, destination=None, include_sublayers=True, structured_name_prefix="", use_hook=True):
+        """Structured name (``fc.weight``) -> parameter or persistable buffer."""
+        out = collections.OrderedDict() if destination is None else destination
+        for name, param in self.named_parameters(structured_name_prefix.rstrip("."), include_sublayers):
+            out[name] = param
+        for name, buf in self.named_buffers(structured_name_prefix.rstrip("."), include_sublayers):
+            if buf.persistable:
+                out[name] = buf
+        return out
+
+    def set_state_dict(self, state_dict, use_structured_name=True):
+        """Load values by structured name (or by parameter name); returns (missing, unexpected)."""
+        own = self.state_dict()
+        if not use_structured_name:
+            own = collections.OrderedDict((t.name, t) for t in own.values())
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        for key, target in own.items():
+            if key not in state_dict:
+                continue
+            value = state_dict[key]
+            value = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+            if not isinstance(target, Tensor):
+                raise TypeError(f"set_state_dict: {key!r} is a static Parameter; load static weights "
+                                "into the Scope (e.g. with paddle.static.load) instead")
+            if list(value.shape) != target.shape:
+                raise ValueError(f"set_state_dict: {key!r} has shape {target.shape}, the value has shape "
+                                 f"{list(value.shape)}")
+            target.set_value(value)
+        return missing, unexpected
+
+    set_dict = set_state_dict
+    load_dict = set_state_dict
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__}({self.extra_repr()}"]
+        for key, layer in self._sub_layers.items():
+            body = repr(layer).replace("\n", "\n  ")
+            lines.append(f"  ({key}): {body}")
+        return "\n".join(lines) + ")" if len(lines) > 1 else lines[0] + ")"
