@@ -1,0 +1,103 @@
+"""Gradient clipping applied by the optimizer before regularization and updates
+(``paddle.nn.ClipGradByValue``, ``ClipGradByNorm``, ``ClipGradByGlobalNorm``).
+
+Each is called with ``[(param, grad)]`` and returns the clipped pairs; parameters created with
+``ParamAttr(need_clip=False)`` pass through unchanged.  Built on ``apply_op``: static mode
+appends the ops (``clip``; ``clip_by_norm``; ``squared_l2_norm`` + ``sum`` + ``sqrt`` +
+``elementwise_max`` + ``elementwise_div`` + ``elementwise_mul``), eager mode computes them.
+"""
+from __future__ import annotations
+
+import numbers
+
+from ..ops.apply import apply_op_single
+
+
+def _number(value, what):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{what} must be a number, got {type(value).__name__}: {value!r}")
+    return float(value)
+
+
+def _clipped(param) -> bool:
+    return getattr(param, "need_clip", True)
+
+
+class ClipGradBase:
+    def __call__(self, params_grads) -> list:
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"{type(self).__name__}({', '.join(f'{k}={v}' for k, v in vars(self).items())})"
+
+
+class ClipGradByValue(ClipGradBase):
+    """Each gradient element clipped to ``[min, max]`` (``min`` defaults to ``-max``)."""
+
+    def __init__(self, max, min=None):  # noqa: A002  (the reference's argument names)
+        self.max = _number(max, "ClipGradByValue: max")
+        self.min = -self.max if min is None else _number(min, "ClipGradByValue: min")
+        if self.min > self.max:
+            raise ValueError(f"ClipGradByValue: min ({self.min}) must be <= max ({self.max})")
+
+    def __call__(self, params_grads):
+        return [(p, apply_op_single("clip", {"X": g}, {"min": self.min, "max": self.max}))
+                if g is not None and _clipped(p) else (p, g) for p, g in params_grads]
+
+
+class ClipGradByNorm(ClipGradBase):
+    """Each gradient scaled to L2 norm ``clip_norm`` when its norm is larger."""
+
+    def __init__(self, clip_norm):
+        self.clip_norm = _number(clip_norm, "ClipGradByNorm: clip_norm")
+        if self.clip_norm <= 0:
+            raise ValueError(f"ClipGradByNorm: clip_norm must be > 0, got {clip_norm}")
+
+    def __call__(self, params_grads):
+        return [(p, apply_op_single("clip_by_norm", {"X": g}, {"max_norm": self.clip_norm}))
+                if g is not None and _clipped(p) else (p, g) for p, g in params_grads]
+
+
+class ClipGradByGlobalNorm(ClipGradBase):
+    """All clipped gradients scaled by ``clip_norm / max(global_norm, clip_norm)``, with
+    ``global_norm = sqrt(sum of their squared L2 norms)``."""
+
+    def __init__(self, clip_norm, group_name="default_group"):
+        self.clip_norm = _number(clip_norm, "ClipGradByGlobalNorm: clip_norm")
+        if self.clip_norm <= 0:
+            raise ValueError(f"ClipGradByGlobalNorm: clip_norm must be > 0, got {clip_norm}")
+        self.group_name = group_name
+
+    def __call__(self, params_grads):
+        chosen = [g for p, g in params_grads if g is not None and _clipped(p)]
+        if not chosen:
+            return list(params_grads)
+        dtypes = {str(g.dtype) for g in chosen}
+        if len(dtypes) > 1:
+            raise TypeError(f"ClipGradByGlobalNorm: gradients of one group must share a dtype, got {sorted(dtypes)}")
+        squares = [apply_op_single("squared_l2_norm", {"X": g}) for g in chosen]
+        total = apply_op_single("sum", {"X": squares}) if len(squares) > 1 else squares[0]
+        norm = apply_op_single("sqrt", {"X": total})
+        limit = apply_op_single("fill_constant", {}, {"shape": [1], "dtype": dtypes.pop(),
+                                                      "value": self.clip_norm})
+        scale = apply_op_single("elementwise_div",
+                                {"X": limit, "Y": apply_op_single("elementwise_max", {"X": norm, "Y": limit})})
+        return [(p, apply_op_single("elementwise_mul", {"X": g, "Y": scale}))
+                if g is not None and _clipped(p) else (p, g) for p, g in params_grads]
+
+
+# fluid 1.x names
+GradientClipByValue = ClipGradByValue
+GradientClipByNorm = ClipGradByNorm
+GradientClipByGlobalNorm = ClipGradByGlobalNorm
+
+
+def check_grad_clip(value):
+    if value is not None and not isinstance(value, ClipGradBase):
+        raise TypeError("grad_clip must be ClipGradByValue, ClipGradByNorm or ClipGradByGlobalNorm (or None), "
+                        f"got {type(value).__name__}: {value!r}")
+    return value
+
+
+__all__ = ["ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue", "GradientClipByGlobalNorm",
+           "GradientClipByNorm", "GradientClipByValue"]
