@@ -1,1 +1,70 @@
-"""Program transformations, one module each (see docs/architecture.md)."""
+"""Program transformations, one module each (see docs/architecture.md), and the pass manager.
+
+Every pass is ``apply(program, ctx) -> program``: it edits the Program it is given (the pipeline
+hands it a private copy) and returns it.  ``PASSES`` maps a pass name to ``module:function``;
+``passes/strategy.py`` maps ``BuildStrategy`` flags to ordered pass names.  ``run_passes`` runs a
+list of names, checks the program with ``verify.check_program`` after each one, and on failure
+raises ``PassError`` naming the pass that broke it.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+from ..core.errors import HeadraceError
+
+# pass name -> "module:function" (modules under headrace/passes/)
+PASSES = {
+    "sync_batch_norm_pass": "sync_batch_norm:apply",
+    "fuse_elewise_add_act_pass": "fuse_elementwise_act:apply",
+    "fuse_relu_depthwise_conv_pass": "fuse_relu_depthwise_conv:apply",
+    "all_reduce_mode_multi_devices_pass": "data_parallel:apply_all_reduce",
+    "reduce_mode_multi_devices_pass": "data_parallel:apply_reduce",
+    "fuse_broadcast_ops_pass": "data_parallel:fuse_broadcasts",
+    "sequential_execution_pass": "memory_reuse:apply_sequential",
+    "buffer_shared_inplace_pass": "inplace:apply",
+    "memory_optimize_pass": "memory_reuse:apply",
+}
+
+
+class PassError(HeadraceError, RuntimeError):
+    """A pass failed or left the program malformed; the message names the pass."""
+
+
+@dataclass
+class PassContext:
+    """What passes may know besides the Program."""
+
+    num_places: int = 1
+    place_index: int = 0
+    loss_name: str | None = None
+    gradient_scale: int = 0          # GradientScaleStrategy value
+    feeds: tuple = ()                # names fed at run time
+    keep: frozenset = frozenset()    # names that must survive (fetch targets)
+    log: list = field(default_factory=list)  # (pass name, message) notes, e.g. "fused 2 pairs"
+
+
+def lookup_pass(name: str):
+    spec = PASSES.get(name)
+    if spec is None:
+        raise PassError(f"unknown pass {name!r}; registered passes: {', '.join(sorted(PASSES))}")
+    module, function = spec.split(":")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), function)
+
+
+def run_passes(program, names, ctx: PassContext):
+    """Run the named passes in order on ``program`` (edited in place); verify after each."""
+    from .verify import ProgramError, check_program
+
+    for name in names:
+        fn = lookup_pass(name)
+        try:
+            result = fn(program, ctx)
+        except HeadraceError as exc:
+            raise PassError(f"pass `{name}` failed: {exc}") from exc
+        program = result if result is not None else program
+        try:
+            check_program(program, feeds=ctx.feeds)
+        except ProgramError as exc:
+            raise PassError(f"pass `{name}` left the program malformed: {exc}") from exc
+    return program

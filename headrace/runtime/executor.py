@@ -132,11 +132,14 @@ class Executor:
         ndarray, asarray = np.ndarray, np.asarray
         index = 0
         try:
-            for index, (kernel, ins_spec, attrs, outs_spec, frees, strips, rng) in enumerate(plan.fast_steps):
+            for index, (kernel, ins_spec, attrs, outs_spec, frees, strips, rng, donors) in enumerate(plan.fast_steps):
                 ins = {}
                 for slot, names, many in ins_spec:
                     ins[slot] = [env[n] for n in names] if many else env[names[0]]
-                outs = kernel(ins, attrs) if rng is None else kernel(ins, attrs, rng())
+                if donors:  # buffers planned by the inplace / memory-reuse passes
+                    outs, given = _run_with_buffers(kernel, ins, attrs, rng, donors, env, release)
+                else:
+                    outs = kernel(ins, attrs) if rng is None else kernel(ins, attrs, rng())
                 for slot, names, many in outs_spec:
                     values = outs[slot] if many else (outs[slot],)
                     if len(values) != len(names):
@@ -157,6 +160,9 @@ class Executor:
                         acquire(value)
                         if old is not None:
                             release(old)
+                if donors:  # the outputs are stored (possibly in these very buffers)
+                    for value in given.values():
+                        release(value)
                 if plan.check_kernels:
                     _check_outputs(plan.steps[index], env, ins)
                 for name in strips:
@@ -182,6 +188,24 @@ class Executor:
             results.append(value)
         _release_env(env, persist, release)
         return results
+
+
+def _run_with_buffers(kernel, ins, attrs, rng, donors, env, release):
+    """Call a kernel with ``out={slot: buffer}`` taken from dying/dead donors (which leave ``env``
+    here); returns (outputs, the buffers given), the latter to be released once the outputs
+    (which may be the same buffers) are stored."""
+    given = {}
+    for slot, name, meta_after in donors:
+        value = given[slot] = env.pop(name)
+        if meta_after:
+            env[name] = Meta(value.shape, value.dtype)
+    try:
+        outs = kernel(ins, attrs, out=given) if rng is None else kernel(ins, attrs, rng(), out=given)
+    except BaseException:
+        for value in given.values():
+            release(value)
+        raise
+    return outs, given
 
 
 def _release_env(env, persist, release) -> None:
@@ -217,6 +241,7 @@ def _check_outputs(step, env, inputs) -> None:
     share memory with an input only where the op declares it (``OpDef.views``)."""
     block = step.op.block
     views = lookup(step.op.type).views
+    donated = {name for _, name, _ in step.donors}
     for slot, names, _ in step.outs:
         for name in names:
             value = env.get(name)
@@ -225,6 +250,8 @@ def _check_outputs(step, env, inputs) -> None:
                     continue
                 values = inputs[in_slot] if many else [inputs[in_slot]]
                 for in_name, in_value in zip(in_names, values):
+                    if in_name in donated:
+                        continue
                     if in_name != name and isinstance(in_value, np.ndarray) and \
                             isinstance(value, np.ndarray) and np.may_share_memory(value, in_value):
                         raise KernelError(f"{where(step.op.type, step.op.callsite)}: kernel output "

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from ..core.errors import FeedError, FetchError, where
 from ..core.random import default_generator, fixed_generator
 from ..ops.registry import lookup
-from ..passes import liveness, schedule
+from ..passes import liveness
+from ..passes.inplace import execution_order
 
 CHECK_KERNELS = os.environ.get("HEADRACE_CHECK_KERNELS", "") not in ("", "0")
 
@@ -28,9 +29,11 @@ class Step:
     strips: tuple
     rng: object    # None, or a callable returning a numpy Generator
     op: object
+    donors: tuple = ()  # ((out slot, donor name, keep a shape placeholder), ...): ``out=`` buffers
 
     def as_tuple(self):
-        return (self.kernel, self.ins, self.attrs, self.outs, self.frees, self.strips, self.rng)
+        return (self.kernel, self.ins, self.attrs, self.outs, self.frees, self.strips, self.rng,
+                self.donors)
 
 
 @dataclass
@@ -58,7 +61,7 @@ def _rng_source(op, program):
 
 def build_plan(program, feed_names, fetch_names, check_kernels=None) -> Plan:
     block = program.global_block()
-    ops = schedule.hoist_updates(block.ops)
+    ops = execution_order(program)
     persistables = frozenset(v.name for v in program.list_vars() if v.persistable)
     fed = set(feed_names)
     produced = set()
@@ -91,6 +94,7 @@ def build_plan(program, feed_names, fetch_names, check_kernels=None) -> Plan:
                              "neither fed nor persistable")
     live = liveness.analyze(ops, lambda op: lookup(op.type).no_need_buffer,
                             keep=frozenset(fetch_names), never_free=persistables)
+    donors = _buffer_donors(program, ops, live, frozenset(fetch_names))
     for i, (op, opdef) in enumerate(zip(ops, opdefs)):
         ins = tuple((slot, tuple(names), opdef.input_slot(slot).many)
                     for slot, names in op.inputs.items() if names)
@@ -98,7 +102,40 @@ def build_plan(program, feed_names, fetch_names, check_kernels=None) -> Plan:
                      for slot, names in op.outputs.items() if names)
         steps.append(Step(opdef.bind_kernel(slot for slot, _, _ in outs), ins, op.attrs, outs, tuple(live.free_after[i]),
                           tuple(live.strip_after[i]),
-                          _rng_source(op, program) if opdef.random else None, op))
+                          _rng_source(op, program) if opdef.random else None, op, donors[i]))
     return Plan(steps, [s.as_tuple() for s in steps], tuple(persist_reads), persistables,
                 tuple(fetch_names), tuple(feed_names),
                 CHECK_KERNELS if check_kernels is None else check_kernels)
+
+
+def _buffer_donors(program, ops, live, fetch_names) -> list:
+    """Per op, the ``(out slot, donor)`` pairs of the program's buffer plan (set by the inplace and
+    memory-reuse passes, see passes/inplace.py).  A donor is handed to its receiving op instead of
+    being freed, so its own free/strip point is removed here.  Entries naming a fetched donor are
+    ignored (the plan may have been made for other fetches)."""
+    buffer_plan = getattr(program, "_buffer_plan", None)
+    per_op = [() for _ in ops]
+    if not buffer_plan:
+        return per_op
+    for i, op in enumerate(ops):
+        entries = buffer_plan.get(op.id)
+        if not entries:
+            continue
+        pairs = []
+        for slot, _, donor in entries:
+            if donor in fetch_names:
+                continue
+            found = [(data_end, meta_end) for name, start, data_end, meta_end in live.intervals
+                     if name == donor and start < i and data_end <= i]
+            if not found:
+                continue
+            data_end, meta_end = max(found)
+            meta_after = meta_end > i   # later ops read its shape: leave a placeholder
+            if 0 <= data_end and donor in live.strip_after[data_end]:
+                live.strip_after[data_end].remove(donor)
+            end = max(data_end, meta_end)
+            if not meta_after and 0 <= end and donor in live.free_after[end]:
+                live.free_after[end].remove(donor)
+            pairs.append((slot, donor, meta_after))
+        per_op[i] = tuple(pairs)
+    return per_op

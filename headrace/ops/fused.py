@@ -1,0 +1,200 @@
+"""Fused ops produced by the BuildStrategy fusion passes (each followed by its gradient op).
+
+``fused_elemwise_add_activation`` (``functor_list`` as the reference: the first functor is the
+outer one):
+  ``[act, "elementwise_add"]``: ``Out = act(X + Y)``;
+  ``["elementwise_add", act]``: ``Out = X + act(Y)``, ``IntermediateOut = act(Y)`` (kept: the
+  gradient and other readers need it).
+``act`` is ``relu`` or ``tanh``; ``axis`` is elementwise_add's broadcasting rule.  The arithmetic
+is exactly that of the unfused ops (same NumPy calls in the same order), so results are
+bit-identical; the gain is one fewer intermediate buffer and one fewer pass over memory.
+
+``fused_relu_depthwise_conv2d``: ``Output = depthwise_conv2d(relu(Input), Filter)``; the gradient
+recomputes ``relu(Input)`` instead of keeping it (the reference's memory-saving fusion).
+
+Buffers: the ``fused_elemwise_add_activation`` kernels accept ``out={slot: buffer}`` (handed out
+by the inplace / memory-reuse passes); a buffer is used only if its shape and dtype fit.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import fmt_shape
+from .elementwise import unbroadcast
+from .gradrule import grad_slot, standard_rule
+from .infer_helpers import BroadcastError, aligned_shapes, broadcast_shape, describe_broadcast
+from .registry import REQUIRED, lookup, optional, register, register_grad
+
+ADD = "elementwise_add"
+
+
+def _relu(s, out):
+    return np.maximum(s, s.dtype.type(0), out=out)
+
+
+def _relu_grad(out, dout, buf):
+    return np.multiply(dout, out > 0, out=buf)
+
+
+def _tanh(s, out):
+    return np.tanh(s, out=out)
+
+
+def _tanh_grad(out, dout, buf):
+    dx = np.multiply(out, out, out=buf)
+    np.subtract(1, dx, out=dx)
+    dx *= dout
+    return dx
+
+
+ACTIVATIONS = {"relu": (_relu, _relu_grad), "tanh": (_tanh, _tanh_grad)}
+
+
+def _take(out, slot, shape, dtype):
+    """The buffer handed for ``slot`` if it has exactly this shape and dtype, else None."""
+    buf = out.get(slot) if out else None
+    if buf is not None and buf.shape == tuple(shape) and buf.dtype == dtype and buf.flags.writeable:
+        return buf
+    return None
+
+
+def _act_outer(functors) -> bool:
+    return functors[1] == ADD
+
+
+def _act_name(functors) -> str:
+    return functors[0] if _act_outer(functors) else functors[1]
+
+
+def _fused_infer(ctx):
+    functors = ctx.attr("functor_list")
+    if (not isinstance(functors, list) or len(functors) != 2 or ADD not in functors
+            or (functors[0] if functors[1] == ADD else functors[1]) not in ACTIVATIONS):
+        ctx.fail_attr("functor_list", f"[act, '{ADD}'] or ['{ADD}', act] with act in "
+                      f"{sorted(ACTIVATIONS)}", functors)
+    dtype = ctx.check_same_dtype("X", "Y")
+    x_shape, y_shape, axis = ctx.shape("X"), ctx.shape("Y"), ctx.attr("axis")
+    try:
+        shape = broadcast_shape(x_shape, y_shape, axis)
+    except BroadcastError:
+        ctx.fail("Y", describe_broadcast(x_shape, y_shape, axis), fmt_shape(y_shape))
+    ctx.set("Out", shape, dtype)
+    ctx.set("IntermediateOut", shape if _act_outer(functors) else y_shape, dtype)
+
+
+def _aligned(x, y, axis):
+    xs, ys = aligned_shapes(x.shape, y.shape, axis)
+    return x.reshape(xs), y.reshape(ys)
+
+
+def _fused_kernel(ins, attrs, out=None):
+    functors, axis = attrs["functor_list"], attrs["axis"]
+    act, _ = ACTIVATIONS[_act_name(functors)]
+    x, y = ins["X"], ins["Y"]
+    if _act_outer(functors):
+        xa, ya = (x, y) if axis == -1 or x.ndim == y.ndim else _aligned(x, y, axis)
+        shape = np.broadcast_shapes(xa.shape, ya.shape)
+        buf = _take(out, "Out", shape, np.result_type(x, y))
+        s = np.asarray(np.add(xa, ya, out=buf))
+        return {"Out": act(s, s)}
+    inter = np.asarray(act(y, None))
+    xa, ia = (x, inter) if axis == -1 or x.ndim == y.ndim else _aligned(x, inter, axis)
+    buf = _take(out, "Out", np.broadcast_shapes(xa.shape, ia.shape), np.result_type(x, y))
+    return {"Out": np.asarray(np.add(xa, ia, out=buf)), "IntermediateOut": inter}
+
+
+register(
+    "fused_elemwise_add_activation",
+    inputs=["X", "Y"],
+    outputs=["Out", optional("IntermediateOut")],
+    attrs={"functor_list": REQUIRED, "axis": -1, "save_intermediate_out": False},
+    infer=_fused_infer,
+    kernel=_fused_kernel,
+    grad=standard_rule("fused_elemwise_add_activation_grad", inputs=("X", "Y"),
+                       outputs=("Out", "IntermediateOut"), input_grads=("X", "Y")),
+    inplace={"Out": "X"},
+    doc="act(X + Y) or X + act(Y) in one op (see the module docstring)",
+)
+
+
+def _fused_grad_kernel(ins, attrs, wanted, out=None):
+    functors, axis = attrs["functor_list"], attrs["axis"]
+    _, act_grad = ACTIVATIONS[_act_name(functors)]
+    x_in, y_in, dout = ins["X"], ins["Y"], ins[grad_slot("Out")]
+    xs, ys = aligned_shapes(x_in.shape, y_in.shape, axis)
+    dx_slot, dy_slot = grad_slot("X"), grad_slot("Y")
+    result = {}
+    if _act_outer(functors):
+        o = ins["Out"]
+        d = np.asarray(act_grad(o, dout, _take(out, dx_slot, dout.shape, dout.dtype)))
+        if dx_slot in wanted:
+            result[dx_slot] = np.asarray(unbroadcast(d, xs, x_in.shape))
+        if dy_slot in wanted:
+            result[dy_slot] = np.asarray(unbroadcast(d, ys, y_in.shape))
+        return result
+    if dx_slot in wanted:
+        result[dx_slot] = np.asarray(unbroadcast(dout, xs, x_in.shape))
+    if dy_slot in wanted:
+        inter = ins.get("IntermediateOut")
+        if inter is None:
+            raise ValueError("fused_elemwise_add_activation_grad with functor_list [elementwise_add, act] "
+                             "reads IntermediateOut = act(Y): give the forward op that output")
+        dinter = np.asarray(unbroadcast(dout, ys, y_in.shape))
+        result[dy_slot] = np.asarray(act_grad(inter, dinter, None))
+    return result
+
+
+register_grad(
+    "fused_elemwise_add_activation_grad",
+    grad_of="fused_elemwise_add_activation",
+    inputs=["X", "Y", optional("Out"), optional("IntermediateOut"), grad_slot("Out")],
+    outputs=[optional(grad_slot("X")), optional(grad_slot("Y"))],
+    attrs={"functor_list": REQUIRED, "axis": -1, "save_intermediate_out": False},
+    like={grad_slot("X"): "X", grad_slot("Y"): "Y"},
+    kernel=_fused_grad_kernel,
+    no_need_buffer=("X", "Y"),
+    inplace={grad_slot("X"): grad_slot("Out")},
+    views={grad_slot("X"): grad_slot("Out"), grad_slot("Y"): grad_slot("Out")},
+)
+
+
+# --- relu + depthwise_conv2d ----------------------------------------------------------------------
+_DW = "depthwise_conv2d"
+
+
+def _fused_dw_kernel(ins, attrs):
+    x = ins["Input"]
+    return lookup(_DW).kernel({"Input": np.maximum(x, x.dtype.type(0)), "Filter": ins["Filter"]}, attrs)
+
+
+def _fused_dw_grad_kernel(ins, attrs, wanted):
+    x = ins["Input"]
+    r = np.maximum(x, x.dtype.type(0))
+    grads = lookup(f"{_DW}_grad").kernel({"Input": r, "Filter": ins["Filter"],
+                                          grad_slot("Output"): ins[grad_slot("Output")]}, attrs, wanted)
+    if grad_slot("Input") in grads:
+        grads[grad_slot("Input")] = np.asarray(grads[grad_slot("Input")] * (r > 0))
+    return grads
+
+
+register(
+    "fused_relu_depthwise_conv2d",
+    inputs=["Input", "Filter"],
+    outputs=["Output"],
+    attrs=dict(lookup(_DW).attrs),
+    infer=lookup(_DW).infer,
+    kernel=_fused_dw_kernel,
+    grad=standard_rule("fused_relu_depthwise_conv2d_grad", inputs=("Input", "Filter"),
+                       output_grads=("Output",), input_grads=("Input", "Filter")),
+    doc="Output = depthwise_conv2d(relu(Input), Filter); the relu output is never stored",
+)
+
+register_grad(
+    "fused_relu_depthwise_conv2d_grad",
+    grad_of="fused_relu_depthwise_conv2d",
+    inputs=["Input", "Filter", grad_slot("Output")],
+    outputs=[optional(grad_slot("Input")), optional(grad_slot("Filter"))],
+    attrs=dict(lookup(_DW).attrs),
+    like={grad_slot("Input"): "Input", grad_slot("Filter"): "Filter"},
+    kernel=_fused_dw_grad_kernel,
+)

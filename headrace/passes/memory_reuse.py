@@ -1,0 +1,122 @@
+"""``memory_optimize`` (reuse dead buffers across the step), ``enable_sequential_execution``, and
+the planned peak of a program's temporaries.
+
+Contract (``apply``)
+--------------------
+Input: a Program; its buffer plan (see ``passes/inplace.py``) may already hold inplace entries.
+Output: the same ops; the buffer plan gains entries ``(out_slot, out_name, donor)`` where
+``donor`` is a variable whose value is dead before the op runs, so the kernel computes into the
+donor's buffer instead of a fresh one.  Results are unchanged (kernels check the buffer's shape
+and dtype and do the same arithmetic).
+
+Algorithm
+---------
+1. Execution order and the shared liveness analysis (``inplace.BufferFacts``).
+2. Walk the ops.  A buffer becomes *free* after the last op reading any name that may share it
+   (``OpDef.views`` alias classes); only buffers of values computed by ops, never persistable,
+   fed or fetched ones.
+3. For each output of an op whose kernel accepts ``out`` (not a view output, not persistable,
+   not already planned), take the free buffer of the same shape and dtype that died most
+   recently (the shortest extra hold); it leaves the free set.
+
+``apply_sequential`` marks the program to run strictly in program order (no update hoisting).
+
+``planned_peak(program, keep, batch)`` is the peak of live temporary bytes the executor's order,
+the liveness analysis and the buffer plan imply, with every unknown (-1) dim taken as ``batch``;
+persistables are not counted.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops.registry import lookup
+from .inplace import BufferFacts, accepts_out
+
+
+def apply_sequential(program, ctx):
+    program._strict_order = True
+    ctx.log.append(("sequential_execution_pass", "ops run in program order"))
+    return program
+
+
+def apply(program, ctx):
+    facts = BufferFacts(program, ctx.keep)
+    dying_at = {}
+    for name in facts.produced_at:
+        end = facts.dies_at(name)
+        if end is not None:
+            dying_at.setdefault(end, []).append(name)
+    free = []   # (died_at, name)
+    count = 0
+    for i, op in enumerate(facts.ops):
+        opdef = lookup(op.type)
+        if accepts_out(opdef) and free:
+            planned = {out for slot, out, _ in facts.plan.get(op.id, ())}
+            for slot, outs in op.outputs.items():
+                if slot in opdef.views or len(outs) != 1:
+                    continue
+                name = outs[0]
+                if name in planned or name in facts.persistables:
+                    continue
+                best = None
+                for k, (died, donor) in enumerate(free):
+                    if facts.donatable(donor) and facts.same_layout(name, donor):
+                        if best is None or died > free[best][0]:
+                            best = k
+                if best is not None:
+                    _, donor = free.pop(best)
+                    facts.assign(op, slot, name, donor)
+                    count += 1
+        for name in dying_at.get(i, ()):
+            if facts.donatable(name):
+                free.append((i, name))
+    ctx.log.append(("memory_optimize_pass", f"{count} outputs reuse a dead buffer"))
+    return program
+
+
+def _nbytes(var, batch) -> int:
+    if var is None or var.shape is None or var.dtype is None:
+        return 0
+    dims = [batch if d < 0 else d for d in var.shape]
+    return int(np.prod(dims, dtype=np.int64)) * var.dtype.numpy.itemsize
+
+
+def planned_peak(program, keep=frozenset(), batch=1) -> int:
+    """Peak bytes of temporaries alive during any op (see the module docstring)."""
+    profile = planned_profile(program, keep, batch)
+    return int(profile.max()) if len(profile) else 0
+
+
+def planned_profile(program, keep=frozenset(), batch=1) -> np.ndarray:
+    """Bytes of temporaries alive during each op, in execution order."""
+    facts = BufferFacts(program, keep)
+    block = facts.block
+    view_outputs = {name for op in facts.ops for slot in lookup(op.type).views
+                    for name in op.outputs.get(slot, ())}
+    index_of = {op.id: i for i, op in enumerate(facts.ops)}
+    donated_at = {}   # donor -> op index receiving it
+    receivers = {}    # (index, out name) -> donor
+    for op_id, entries in facts.plan.items():
+        if op_id in index_of:
+            for _, out, donor in entries:
+                donated_at[donor] = index_of[op_id]
+                receivers[(index_of[op_id], out)] = donor
+    n = len(facts.ops)
+    delta = np.zeros(n + 2, dtype=np.int64)
+    for name, start, data_end, meta_end in facts.live.intervals:
+        if name in facts.persistables or name in view_outputs:
+            continue
+        first = max(start, 0)
+        last = max(data_end, meta_end, first) if name not in facts.never else n - 1
+        if (start, name) in receivers:
+            first = start + 1                  # the donor's buffer covers the op itself
+        if name in donated_at and donated_at[name] > last:
+            last = donated_at[name]            # held until the op that reuses it
+        elif name in donated_at:
+            last = donated_at[name]
+        if first > last:
+            continue
+        size = _nbytes(block._find_var_recursive(name), batch)
+        delta[first] += size
+        delta[last + 1] -= size
+    return np.cumsum(delta)[:n]

@@ -1,0 +1,152 @@
+"""``CompiledProgram``: a Program plus a ``BuildStrategy``, optionally data parallel over places.
+
+Compiling (on the first ``Executor.run``, again when the program, the feed names or the fetch
+names change) copies the program and runs the strategy's pass pipeline on the copy
+(``passes.strategy.pipeline``): fusions once, then the data-parallel rewrite and the memory
+passes once per place.  ``debug_graphviz_path`` dumps the graph after the original, fused and
+multi-devices stages.  The user's Program is never modified.
+
+Running is ``runtime/parallel.py``: one thread per place, each on its slice of the batch.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ..core.program import Program
+from ..core.variable import Variable
+from ..passes import PassContext, graphviz, run_passes
+from ..passes.strategy import BuildStrategy, ExecutionStrategy, GradientScaleStrategy, pipeline
+from .places import CPUPlace, check_runnable, cpu_places
+
+
+class CompiledProgram:
+    """``CompiledProgram(program, build_strategy=None)``; ``.with_data_parallel(...)`` for places."""
+
+    def __init__(self, program_or_graph, build_strategy=None):
+        if isinstance(program_or_graph, CompiledProgram):
+            raise TypeError("CompiledProgram: the program is already compiled")
+        if not isinstance(program_or_graph, Program):
+            raise TypeError(f"CompiledProgram expects a Program, got {type(program_or_graph).__name__}")
+        if build_strategy is not None and not isinstance(build_strategy, BuildStrategy):
+            raise TypeError(f"CompiledProgram: build_strategy must be a BuildStrategy, got "
+                            f"{type(build_strategy).__name__}")
+        self._program = program_or_graph
+        self._build_strategy = build_strategy
+        self._exec_strategy = None
+        self._loss_name = None
+        self._places = None
+        self._share_vars_from = None
+        self._data_parallel = False
+        self._compiled = {}   # (version, feeds, fetches) -> list of place programs
+        self._runner = None
+
+    @property
+    def program(self) -> Program:
+        return self._program
+
+    def with_data_parallel(self, loss_name=None, build_strategy=None, exec_strategy=None,
+                           share_vars_from=None, places=None):
+        """Run on several places: each takes a slice of the batch (dim 0); gradients of
+        ``loss_name`` are combined per ``build_strategy``.  ``places`` defaults to
+        ``cpu_places()`` (the ``CPU_NUM`` environment variable)."""
+        if self._data_parallel:
+            raise RuntimeError("with_data_parallel has already been called on this CompiledProgram")
+        if isinstance(loss_name, Variable):
+            loss_name = loss_name.name
+        if loss_name is not None and not isinstance(loss_name, str):
+            raise TypeError(f"with_data_parallel: loss_name must be a variable name, got {loss_name!r}")
+        if loss_name is not None and self._program.global_block()._find_var_recursive(loss_name) is None:
+            raise ValueError(f"with_data_parallel: loss_name {loss_name!r} is not a variable of the program")
+        if build_strategy is not None:
+            if not isinstance(build_strategy, BuildStrategy):
+                raise TypeError(f"with_data_parallel: build_strategy must be a BuildStrategy, got "
+                                f"{type(build_strategy).__name__}")
+            self._build_strategy = build_strategy
+        if exec_strategy is not None and not isinstance(exec_strategy, ExecutionStrategy):
+            raise TypeError(f"with_data_parallel: exec_strategy must be an ExecutionStrategy, got "
+                            f"{type(exec_strategy).__name__}")
+        if share_vars_from is not None and not isinstance(share_vars_from, CompiledProgram):
+            raise TypeError("with_data_parallel: share_vars_from must be a CompiledProgram")
+        if places is None:
+            places = cpu_places()
+        elif not isinstance(places, (list, tuple)):
+            places = [places]
+        places = list(places)
+        if not places:
+            raise ValueError("with_data_parallel: places is empty")
+        for place in places:
+            check_runnable(place)
+        self._loss_name = loss_name
+        self._exec_strategy = exec_strategy or ExecutionStrategy()
+        self._share_vars_from = share_vars_from
+        self._places = places
+        self._data_parallel = True
+        return self
+
+    # --- compile -------------------------------------------------------------------------------
+    @property
+    def _num_places(self) -> int:
+        return len(self._places) if self._places else 1
+
+    def _strategy(self) -> BuildStrategy:
+        if self._build_strategy is None:
+            self._build_strategy = BuildStrategy()
+        return self._build_strategy
+
+    def _compile(self, feed_names, fetch_names) -> list:
+        key = (self._program._version, tuple(sorted(feed_names)), tuple(fetch_names))
+        programs = self._compiled.get(key)
+        if programs is not None:
+            return programs
+        strategy = self._strategy()
+        strategy._finalize()
+        n = self._num_places
+        stages = dict(pipeline(strategy, n))
+        ctx = PassContext(num_places=n, loss_name=self._loss_name,
+                          gradient_scale=int(strategy.gradient_scale_strategy),
+                          feeds=tuple(feed_names), keep=frozenset(fetch_names))
+        if ctx.gradient_scale == GradientScaleStrategy.Customized and self._loss_name is not None:
+            ctx.feeds = tuple(set(ctx.feeds) | {_grad_name(self._loss_name)})
+        path = strategy.debug_graphviz_path
+        base = self._program.clone()
+        if path:
+            graphviz.dump(path, "original", base)
+        base = run_passes(base, stages["fused"], ctx)
+        if path:
+            graphviz.dump(path, "fused", base)
+        programs = []
+        for k in range(n):
+            place_ctx = dataclasses.replace(ctx, place_index=k, log=[])
+            program = run_passes(base.clone(), stages["multi_devices"], place_ctx)
+            program = run_passes(program, stages["memory"], place_ctx)
+            program._lineage = self._program._lineage
+            programs.append(program)
+            ctx.log.extend(place_ctx.log)
+        if path:
+            graphviz.dump(path, "multi_devices", programs)
+        self.pass_log = list(ctx.log)
+        self._compiled.clear()
+        self._compiled[key] = programs
+        return programs
+
+    # --- run (called by Executor.run) -------------------------------------------------------------
+    def _run_with_executor(self, executor, feed=None, fetch_list=None, scope=None, return_numpy=True,
+                           return_merged=True):
+        from .parallel import ParallelRunner
+
+        if self._runner is None:
+            share = self._share_vars_from._runner if self._share_vars_from is not None else None
+            if self._share_vars_from is not None and share is None:
+                raise RuntimeError("with_data_parallel: share_vars_from is a CompiledProgram that has not "
+                                   "run yet, so it has no variables to share; run it first")
+            self._runner = ParallelRunner(self._num_places, share)
+        return self._runner.run(self, executor, feed, fetch_list, scope, return_numpy, return_merged)
+
+    def _place_list(self) -> list:
+        return self._places or [CPUPlace()]
+
+
+def _grad_name(name: str) -> str:
+    from ..core.names import grad_name
+
+    return grad_name(name)

@@ -1,0 +1,192 @@
+"""Running a compiled program on its places: one thread per place, in one process.
+
+1. Feeds: a dict is split along dim 0 as the reference does (batch 10 on 2 places -> 5 + 5,
+   3 -> 2 + 1; the first places take the extra rows); a batch smaller than the number of places
+   is an error.  Persistable feeds (e.g. a learning rate) go whole to every place.  A list of
+   dicts gives each place its own feed.
+2. Scopes: place 0 uses the caller's scope; every other place owns a private Scope holding its
+   copy of the persistables (parameters, optimizer state, statistics), copied from place 0's
+   scope before the first run and again whenever the caller replaces a value there (e.g. re-runs
+   the startup program).
+3. Each place runs the executor's loop on its own plan with its own communicator installed
+   (``ops.collective.using``); place 0 runs in the calling thread.  If one place fails, the
+   group is aborted so no place waits forever, and the first real error is raised naming its place.
+4. Fetches: ``return_merged=True`` concatenates each fetch's per-place values along dim 0 (0-D
+   values are stacked: a scalar loss comes back with shape (places,)); ``return_merged=False``
+   gives, per fetch, the list of per-place values (as the reference).
+"""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..core.errors import FeedError, HeadraceError
+from ..ops.collective import using
+from .collective import ThreadGroup
+from .scope import LoDTensor, Scope, global_scope
+
+
+class ParallelRunner:
+    def __init__(self, num_places: int, share_from: "ParallelRunner | None" = None):
+        self.num_places = num_places
+        self.group = ThreadGroup(num_places)
+        self._pool = ThreadPoolExecutor(max_workers=num_places - 1) if num_places > 1 else None
+        self._share_from = share_from
+        self._local_scopes = {}   # id(user scope) -> (user scope, [Scope per place >= 1])
+        self._synced = {}         # (id(user scope), name) -> the array place 0 had after the last sync/run
+
+    # --- scopes ----------------------------------------------------------------------------------
+    def _scopes(self, scope) -> list:
+        if self._share_from is not None:
+            return self._share_from._scopes(scope)
+        entry = self._local_scopes.get(id(scope))
+        if entry is None or entry[0] is not scope:
+            entry = self._local_scopes[id(scope)] = (scope, [Scope() for _ in range(self.num_places - 1)])
+        return [scope] + entry[1]
+
+    def _sync_persistables(self, scope, scopes, names) -> None:
+        """Copy place 0's value of each persistable into the other places when it changed."""
+        owner = self._share_from or self
+        for name in names:
+            value = scope._get_array(name)
+            if value is None:
+                continue  # the executor reports it, naming the op that reads it
+            key = (id(scope), name)
+            if owner._synced.get(key) is value:
+                continue
+            for local in scopes[1:]:
+                local._set_array(name, value.copy())
+            owner._synced[key] = value
+
+    def _remember(self, scope, names) -> None:
+        owner = self._share_from or self
+        for name in names:
+            value = scope._get_array(name)
+            if value is not None:
+                owner._synced[(id(scope), name)] = value
+
+    # --- feeds ------------------------------------------------------------------------------------
+    def _split_feeds(self, compiled, feed) -> list:
+        n = self.num_places
+        if isinstance(feed, (list, tuple)):
+            if len(feed) != n:
+                raise FeedError(f"a list of feeds needs one dict per place ({n}), got {len(feed)}")
+            return [dict(f) for f in feed]
+        if not isinstance(feed, dict):
+            raise TypeError(f"Executor.run: feed must be a dict (or one dict per place), got "
+                            f"{type(feed).__name__}")
+        block = compiled.program.global_block()
+        per_place = [{} for _ in range(n)]
+        for name, value in feed.items():
+            var = block._find_var_recursive(name) if isinstance(name, str) else None
+            if isinstance(value, LoDTensor):
+                value = np.asarray(value)
+            if n == 1 or (var is not None and var.persistable):
+                for k in range(n):
+                    per_place[k][name] = value
+                continue
+            arr = np.asarray(value)
+            if arr.ndim == 0:
+                raise FeedError(f"feed {name!r}: a 0-D value cannot be split across {n} places "
+                                "(give it a leading batch dimension)")
+            batch = arr.shape[0]
+            if batch < n:
+                raise FeedError(f"feed {name!r}: the batch ({batch} samples) is smaller than the number "
+                                f"of places ({n}); every place needs at least one sample (set CPU_NUM "
+                                "or places to fewer places, or feed a larger batch)")
+            base, extra = divmod(batch, n)
+            start = 0
+            for k in range(n):
+                size = base + (1 if k < extra else 0)
+                part = arr[start:start + size]
+                if var is not None and var.shape == () and part.shape == (1,):
+                    part = part.reshape(())
+                per_place[k][name] = part
+                start += size
+        return per_place
+
+    # --- run --------------------------------------------------------------------------------------
+    def run(self, compiled, executor, feed, fetch_list, scope, return_numpy, return_merged):
+        scope = scope if scope is not None else global_scope()
+        feeds = self._split_feeds(compiled, {} if feed is None else feed)
+        fetch_names = executor._fetch_names(compiled.program, fetch_list)
+        feed_names = tuple(sorted(feeds[0]))
+        programs = compiled._compile(feed_names, fetch_names)
+        loss_grad = _customized_grad_name(compiled)
+        if loss_grad is not None:
+            for k, f in enumerate(feeds):
+                if loss_grad not in f:
+                    raise FeedError(
+                        f"gradient_scale_strategy is Customized, so the loss gradient {loss_grad!r} must "
+                        f"be fed (shape ({self.num_places},): one value per place, split along dim 0); "
+                        f"place {k}'s feed has only {sorted(f)}")
+        plans, arrays = [], []
+        for program, f in zip(programs, feeds):
+            checked = executor._check_feed(program, f)
+            arrays.append(checked)
+            plans.append(executor._plan(program, tuple(checked), fetch_names))
+        scopes = self._scopes(scope)
+        persist = sorted({n for plan in plans for n in plan.persist_reads})
+        self._sync_persistables(scope, scopes, persist)
+        results = self._run_places(executor, plans, scopes, arrays)
+        self._remember(scope, persist)
+        if not compiled._data_parallel:
+            merged = results[0]
+        elif return_merged:
+            merged = [_merge([r[i] for r in results]) for i in range(len(fetch_names))]
+        else:
+            merged = [[r[i] for r in results] for i in range(len(fetch_names))]
+        if return_numpy:
+            return merged
+        return [LoDTensor._untracked(m) if isinstance(m, np.ndarray) else [LoDTensor._untracked(v) for v in m]
+                for m in merged]
+
+    def _run_places(self, executor, plans, scopes, arrays) -> list:
+        n = self.num_places
+        group = self.group
+
+        def one(k):
+            with using(group.communicator(k)):
+                return executor._run_plan(plans[k], scopes[k], arrays[k])
+
+        if n == 1:
+            return [one(0)]
+        futures = [self._pool.submit(_guarded, one, k, group) for k in range(1, n)]
+        outcomes = [_guarded(one, 0, group)] + [f.result() for f in futures]
+        errors = [(k, err) for k, (ok, err) in enumerate(outcomes) if not ok]
+        if errors:
+            group.reset()
+            real = [(k, e) for k, e in errors if not isinstance(e, threading.BrokenBarrierError)]
+            k, err = (real or errors)[0]
+            if isinstance(err, HeadraceError):
+                raise type(err)(f"on place {k} of {n}: {err}") from err
+            raise RuntimeError(f"on place {k} of {n}: {type(err).__name__}: {err}") from err
+        return [value for _, value in outcomes]
+
+
+def _guarded(fn, k, group):
+    try:
+        return True, fn(k)
+    except BaseException as exc:  # noqa: BLE001 - reported by the caller, naming the place
+        group.abort()
+        return False, exc
+
+
+def _merge(values):
+    if all(v.ndim == 0 for v in values):
+        return np.stack(values)
+    return np.concatenate(values, axis=0)
+
+
+def _customized_grad_name(compiled):
+    from ..core.names import grad_name
+    from ..passes.strategy import GradientScaleStrategy
+
+    strategy = compiled._strategy()
+    if compiled._loss_name is None or not compiled._data_parallel:
+        return None
+    if strategy.gradient_scale_strategy != GradientScaleStrategy.Customized:
+        return None
+    return grad_name(compiled._loss_name)

@@ -1,0 +1,81 @@
+"""Fused ops (ops/fused.py): forward against the unfused NumPy arithmetic (bit for bit), gradients
+against float64 central differences, and the ``out=`` buffer protocol."""
+import numpy as np
+import pytest
+
+from headrace.ops.registry import lookup
+
+from ..ops.gradcheck import check_grad
+
+
+def _shift_from_kinks(a):
+    return np.where(np.abs(a) < 0.05, a + 0.2, a)   # relu is not differentiable at 0
+
+
+CASES = [
+    (["relu", "elementwise_add"], (4, 5), (5,), -1),
+    (["tanh", "elementwise_add"], (2, 3, 4), (3,), 1),
+    (["elementwise_add", "relu"], (4, 5), (4, 5), -1),
+    (["elementwise_add", "tanh"], (3, 4), (4,), -1),
+]
+
+
+@pytest.mark.parametrize("functors,xs,ys,axis", CASES)
+def test_forward_matches_the_unfused_ops(functors, xs, ys, axis):
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal(xs).astype("float32"), rng.standard_normal(ys).astype("float32")
+    outs = lookup("fused_elemwise_add_activation").kernel({"X": x, "Y": y}, {"functor_list": functors, "axis": axis})
+    add = lookup("elementwise_add").kernel
+    if functors[1] == "elementwise_add":
+        act = lookup(functors[0]).kernel
+        expected = act({"X": add({"X": x, "Y": y}, {"axis": axis})["Out"]}, {})["Out"]
+    else:
+        inter = lookup(functors[1]).kernel({"X": y}, {})["Out"]
+        expected = add({"X": x, "Y": inter}, {"axis": axis})["Out"]
+        np.testing.assert_array_equal(outs["IntermediateOut"], inter)
+    np.testing.assert_array_equal(outs["Out"], expected)
+
+
+@pytest.mark.parametrize("functors,xs,ys,axis", CASES)
+def test_gradient(functors, xs, ys, axis):
+    rng = np.random.default_rng(1)
+    x, y = _shift_from_kinks(rng.standard_normal(xs)), _shift_from_kinks(rng.standard_normal(ys))
+    if functors[1] == "elementwise_add":
+        y = np.abs(y) + 0.3 if functors[0] == "relu" else y  # keep x + y away from relu's kink
+        x = np.abs(x) + 0.3 if functors[0] == "relu" else x
+    outputs = {"Out": 1} if functors[1] == "elementwise_add" else {"Out": 1, "IntermediateOut": 1}
+    check_grad("fused_elemwise_add_activation", {"X": x, "Y": y},
+               {"functor_list": functors, "axis": axis}, out_slots=["Out"], outputs=outputs)
+
+
+def test_bad_functor_list_is_a_build_error():
+    from headrace.core.program import Program
+    block = Program().global_block()
+    for name in ("x", "y"):
+        block.create_var(name=name, shape=[2], dtype="float32", is_data=True)
+    with pytest.raises(Exception, match="functor_list"):
+        block.append_op("fused_elemwise_add_activation", {"X": ["x"], "Y": ["y"]}, {"Out": ["o"]},
+                        {"functor_list": ["sigmoid", "elementwise_add"]})
+
+
+def test_out_buffer_is_written_when_it_fits():
+    x, y = np.ones((3, 4), "float32"), np.full((4,), -2.0, "float32")
+    kernel = lookup("fused_elemwise_add_activation").kernel
+    attrs = {"functor_list": ["relu", "elementwise_add"], "axis": -1}
+    buf = np.empty((3, 4), "float32")
+    assert kernel({"X": x, "Y": y}, attrs, out={"Out": buf})["Out"] is buf
+    wrong = np.empty((4, 3), "float32")
+    assert kernel({"X": x, "Y": y}, attrs, out={"Out": wrong})["Out"] is not wrong
+
+
+def test_fused_relu_depthwise_conv_matches_and_differentiates():
+    rng = np.random.default_rng(2)
+    x = _shift_from_kinks(rng.standard_normal((2, 3, 5, 5)))
+    w = rng.standard_normal((3, 1, 3, 3))
+    attrs = {"groups": 3, "paddings": [1, 1]}
+    fused = lookup("fused_relu_depthwise_conv2d")
+    full = dict(fused.attrs, **attrs)
+    out = fused.kernel({"Input": x, "Filter": w}, full)["Output"]
+    expected = lookup("depthwise_conv2d").kernel({"Input": np.maximum(x, 0), "Filter": w}, full)["Output"]
+    np.testing.assert_array_equal(out, expected)
+    check_grad("fused_relu_depthwise_conv2d", {"Input": x, "Filter": w}, attrs)
