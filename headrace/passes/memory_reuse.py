@@ -107,7 +107,7 @@ def planned_profile(program, keep=frozenset(), batch=1) -> np.ndarray:
         if name in facts.persistables or name in view_outputs:
             continue
         first = max(start, 0)
-        last = max(data_end, meta_end, first) if name not in facts.never else n - 1
+        last = max(data_end, first) if name not in facts.never else n - 1  # stripped: no bytes
         if (start, name) in receivers:
             first = start + 1                  # the donor's buffer covers the op itself
         if name in donated_at and donated_at[name] > last:
