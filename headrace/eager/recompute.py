@@ -89,21 +89,23 @@ class _Inputs:
     def rebuild(self):
         """Fresh leaf tensors (same data and stop_gradient) in the arguments' places."""
         leaves = [None] * len(self.tensors)
-
-        def build(value):
-            if isinstance(value, _Slot):
-                leaf = Tensor._wrap(value.value, value.stop_gradient)
-                leaves[value.index] = leaf
-                return leaf
-            if isinstance(value, tuple):
-                return tuple(build(v) for v in value)
-            if isinstance(value, list):
-                return [build(v) for v in value]
-            return value
-
-        args = [build(a) for a in self.args]
-        kwargs = {k: build(v) for k, v in self.kwargs.items()}
+        args = [_build(a, leaves) for a in self.args]
+        kwargs = {k: _build(v, leaves) for k, v in self.kwargs.items()}
         return args, kwargs, leaves
+
+
+def _build(value, leaves):
+    # a module-level function, not a recursive closure: a closure referring to itself is a
+    # reference cycle, which would keep the leaves (and their gradients) alive until gc runs
+    if isinstance(value, _Slot):
+        leaf = Tensor._wrap(value.value, value.stop_gradient)
+        leaves[value.index] = leaf
+        return leaf
+    if isinstance(value, tuple):
+        return tuple(_build(v, leaves) for v in value)
+    if isinstance(value, list):
+        return [_build(v, leaves) for v in value]
+    return value
 
 
 class _Slot:

@@ -24,8 +24,8 @@ from ..ops.apply import apply_op
 class Tensor:
     """An eager tensor (see the module docstring)."""
 
-    __slots__ = ("_value", "stop_gradient", "_node", "_out_index", "_grad", "_name", "persistable",
-                 "__weakref__")
+    __slots__ = ("_value", "stop_gradient", "_node", "_out_index", "_grad", "_grad_owned", "_name",
+                 "persistable", "__weakref__")
     __array_priority__ = 100   # ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, value, stop_gradient=True, name=None):
@@ -34,6 +34,7 @@ class Tensor:
         self._node = None
         self._out_index = 0
         self._grad = None
+        self._grad_owned = False
         self._name = name
         self.persistable = False
 
@@ -46,6 +47,7 @@ class Tensor:
         t._node = None
         t._out_index = 0
         t._grad = None
+        t._grad_owned = False
         t._name = None
         t.persistable = False
         return t
@@ -153,16 +155,26 @@ class Tensor:
         if grad.dtype != self._value.dtype:
             grad = grad.astype(self._value.dtype)
         if self._grad is None:
+            # kept as is: a gradient array may be a view shared with another tensor's gradient,
+            # so it is never written in place until replaced by a buffer of our own
             self._grad = Tensor._wrap(grad)
-        else:  # out of place: a gradient array may be a view shared with another tensor's gradient
+            self._grad_owned = False
+        elif self._grad_owned:
+            np.add(self._grad._value, grad, out=self._grad._value)
+        else:
             self._grad._value = self._grad._value + grad
+            self._grad_owned = True
 
     def clear_gradient(self, set_to_zero=True) -> None:
         """Zero the gradient (``set_to_zero``) or drop it."""
         if self._grad is None:
             return
         if set_to_zero:
-            self._grad._value = np.zeros_like(self._value)
+            if self._grad_owned:
+                self._grad._value.fill(0)          # reuse the buffer (gradients keep their storage)
+            else:
+                self._grad._value = np.zeros_like(self._value)
+                self._grad_owned = True
         else:
             self._grad = None
 
