@@ -33,10 +33,18 @@ from ..core.variable import Variable
 from ..eager.tape import no_grad
 from ..eager.tensor import Tensor
 from ..ops.apply import apply_op
+from .clip import check_grad_clip
+from .lr import LearningRateDecay, LRScheduler
+from .regularizer import L2Decay, append_regularization, check_regularizer
 
 
 def _check_learning_rate(learning_rate):
-    if isinstance(learning_rate, Variable):
+    if isinstance(learning_rate, (Variable, LRScheduler)):
+        return learning_rate
+    if isinstance(learning_rate, LearningRateDecay):
+        if context.in_static_mode():
+            raise TypeError(f"{type(learning_rate).__name__} is a dygraph (fluid 1.x) schedule; in static "
+                            "mode use a paddle.optimizer.lr scheduler (e.g. paddle.optimizer.lr.PiecewiseDecay)")
         return learning_rate
     if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real):
         raise TypeError("learning_rate must be a float or a Variable, got "
@@ -75,11 +83,10 @@ class Optimizer:
                     raise TypeError("parameters must hold Parameters (or, in static mode, their "
                                     f"names), got {type(p).__name__}: {p!r}")
         self._parameter_list = parameters
-        if weight_decay is not None:
-            raise NotImplementedError(f"{type(self).__name__}: weight_decay/regularization is not "
-                                      "supported yet")
-        if grad_clip is not None:
-            raise NotImplementedError(f"{type(self).__name__}: grad_clip is not supported yet")
+        if isinstance(weight_decay, numbers.Real) and not isinstance(weight_decay, bool):
+            weight_decay = L2Decay(weight_decay)     # a number means L2 decay, as the reference
+        self._regularization = check_regularizer(weight_decay, f"{type(self).__name__}: weight_decay/regularization")
+        self._grad_clip = check_grad_clip(grad_clip)
         self._name = name
         self._accumulators = defaultdict(dict)   # accumulator name -> {param name: Variable}
         self._learning_rate_map = {}             # Program -> learning-rate Variable
@@ -90,6 +97,8 @@ class Optimizer:
         """The learning rate as a float (a Variable learning rate is read at run time)."""
         if isinstance(self._learning_rate, Variable):
             raise TypeError("get_lr(): the learning rate is a Variable; fetch it with Executor.run")
+        if isinstance(self._learning_rate, LRScheduler):
+            return self._learning_rate()
         return self._learning_rate
 
     def _learning_rate_value(self) -> float:
@@ -118,6 +127,11 @@ class Optimizer:
                 raise ValueError(f"learning rate Variable {self._learning_rate.name!r} belongs to "
                                  "another program than the loss")
             lr = self._learning_rate
+        elif isinstance(self._learning_rate, LRScheduler):
+            # the executor writes scheduler() into this variable before every run of the program
+            lr = self._persistable(names.generate("learning_rate"), [1], "float32", self._learning_rate())
+            schedulers = program.__dict__.setdefault("_lr_schedulers", {})
+            schedulers[lr.name] = self._learning_rate
         else:
             lr = self._persistable(names.generate("learning_rate"), [1], "float32", self._learning_rate)
         self._learning_rate_map[program] = lr
@@ -236,6 +250,7 @@ class Optimizer:
             return []
         params_grads = sorted((pg for pg in params_grads if pg[1] is not None),
                               key=lambda pg: pg[0].name)
+        params_grads = self._clip_and_regularize(params_grads)
         params = [p for p, _ in params_grads if getattr(p, "trainable", True)]
         new = [p for p in params if not any(p.name in acc for acc in self._accumulators.values())]
         self._create_accumulators(new)
@@ -248,6 +263,18 @@ class Optimizer:
             with program.role_guard(OpRole.Optimize, [param.name, grad.name]):
                 ops.append(self._append_optimize_op(param, grad))
         return ops
+
+    def _clip_and_regularize(self, params_grads) -> list:
+        """Gradient clipping, then weight decay (a parameter's own regularizer first), as ops
+        (role Optimize) ahead of the update ops; the reference's order."""
+        if self._grad_clip is None and self._regularization is None and \
+                not any(getattr(p, "regularizer", None) for p, _ in params_grads):
+            return params_grads
+        program = context.default_main_program()
+        with program.role_guard(OpRole.Optimize):
+            if self._grad_clip is not None:
+                params_grads = self._grad_clip(params_grads)
+            return append_regularization(params_grads, self._regularization)
 
     def apply_optimize(self, loss, startup_program, params_grads) -> list:
         with context.program_guard(loss.block.program, startup_program):

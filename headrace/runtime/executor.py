@@ -36,6 +36,7 @@ class Executor:
         check_runnable(self.place)
         if program is None:
             program = context.default_main_program()
+        _refresh_learning_rates(program, scope if scope is not None else global_scope())
         runner = getattr(program, "_run_with_executor", None)
         if runner is not None:  # CompiledProgram and friends
             return runner(self, feed=feed, fetch_list=fetch_list, scope=scope,
@@ -206,6 +207,14 @@ def _run_with_buffers(kernel, ins, attrs, rng, donors, env, release):
             release(value)
         raise
     return outs, given
+
+
+def _refresh_learning_rates(program, scope) -> None:
+    """Write each LR scheduler's current rate into its learning-rate variable (the optimizer
+    registers them on the program; ``scheduler.step()`` is the user's call, as in the reference)."""
+    program = getattr(program, "_program", program)  # a CompiledProgram wraps its Program
+    for name, scheduler in getattr(program, "_lr_schedulers", {}).items():
+        scope._set_array(name, np.array([scheduler()], dtype=np.float32))
 
 
 def _release_env(env, persist, release) -> None:
