@@ -11,6 +11,7 @@ import numbers
 
 from ..core.errors import ShapeError, fmt_shape
 from ..ops.apply import apply_op, apply_op_single
+from .static_layers import padding_index
 from .tensor import _key, cast, unsqueeze
 
 
@@ -209,14 +210,7 @@ def linear(x, weight, bias=None, name=None):
 
 def embedding(x, weight, padding_idx=None, sparse=False, name=None):
     """Rows of ``weight`` ([vocab, dim]) picked by the integer ids ``x`` (op ``lookup_table_v2``)."""
-    vocab = weight.shape[0]
-    if padding_idx is None:
-        padding = -1
-    else:
-        padding = int(padding_idx)
-        if not -vocab <= padding < vocab:
-            raise ValueError(f"embedding(): padding_idx must be in [-{vocab}, {vocab}), got {padding_idx}")
-        padding = padding if padding >= 0 else vocab + padding
+    padding = padding_index(padding_idx, weight.shape[0])
     return apply_op_single("lookup_table_v2", {"W": weight, "Ids": x},
                            {"padding_idx": padding, "is_sparse": bool(sparse)}, name_key=_key("embedding", name))
 

@@ -16,15 +16,12 @@ import numpy as np
 
 from ..core import context, names
 from ..core.dtypes import convert_dtype
-from ..core.errors import ShapeError, fmt_shape
 from ..core.variable import Parameter as StaticParameter
 from ..eager.tape import no_grad
 from ..eager.tensor import Parameter as EagerParameter
 from ..eager.tensor import Tensor
 from ..ops.apply import apply_op
 from . import static_layers
-from .initializer import Constant, XavierInitializer
-from .param_attr import ParamAttr
 
 _PARAMETER_TYPES = (EagerParameter, StaticParameter)
 
@@ -47,16 +44,8 @@ def create_parameter(shape, dtype, attr=None, is_bias=False, default_initializer
     """A parameter for the current mode (see the module docstring)."""
     if context.in_static_mode():
         return static_layers.create_parameter(shape, dtype, attr, is_bias, default_initializer, name_prefix)
-    attr = ParamAttr.to_attr(attr)
-    if attr is False:
-        raise ValueError("create_parameter: attr=False means no parameter")
-    shape = [int(d) for d in shape]
-    if any(d <= 0 for d in shape):
-        raise ShapeError(f"parameter shape must be all positive, got {fmt_shape(shape)}"
-                         + (f" (layer {name_prefix})" if name_prefix else ""))
-    dtype = convert_dtype(dtype)
-    name = attr.name or names.generate(f"{name_prefix or 'param'}.{'b' if is_bias else 'w'}")
-    initializer = attr.initializer or default_initializer or (Constant(0.0) if is_bias else XavierInitializer())
+    attr, shape, dtype, name, initializer = static_layers.parameter_spec(
+        shape, dtype, attr, is_bias, default_initializer, name_prefix)
     param = EagerParameter(np.empty(shape, dtype.numpy), name, trainable=attr.trainable,
                            optimize_attr={"learning_rate": attr.learning_rate}, regularizer=attr.regularizer,
                            do_model_average=attr.do_model_average, need_clip=attr.need_clip)

@@ -58,9 +58,8 @@ def legacy_data(name, shape, append_batch_size=True, dtype="float32", lod_level=
 
 
 # --- parameters ---------------------------------------------------------------------------------
-def create_parameter(shape, dtype, attr=None, is_bias=False, default_initializer=None,
-                     name_prefix=None):
-    """Create a parameter in the main program and its initializer in the startup program."""
+def parameter_spec(shape, dtype, attr, is_bias, default_initializer, name_prefix):
+    """``(attr, shape, dtype, name, initializer)`` of a new parameter, checked; shared by both modes."""
     attr = ParamAttr.to_attr(attr)
     if attr is False:
         raise ValueError("create_parameter: attr=False means no parameter")
@@ -71,6 +70,14 @@ def create_parameter(shape, dtype, attr=None, is_bias=False, default_initializer
     dtype = convert_dtype(dtype)
     name = attr.name or names.generate(f"{name_prefix or 'param'}.{'b' if is_bias else 'w'}")
     initializer = attr.initializer or default_initializer or (Constant(0.0) if is_bias else XavierInitializer())
+    return attr, shape, dtype, name, initializer
+
+
+def create_parameter(shape, dtype, attr=None, is_bias=False, default_initializer=None,
+                     name_prefix=None):
+    """Create a parameter in the main program and its initializer in the startup program."""
+    attr, shape, dtype, name, initializer = parameter_spec(shape, dtype, attr, is_bias, default_initializer,
+                                                           name_prefix)
     main = context.default_main_program()
     startup = context.default_startup_program()
     param = main.global_block().create_parameter(
@@ -81,6 +88,16 @@ def create_parameter(shape, dtype, attr=None, is_bias=False, default_initializer
         svar = sblock.create_var(name=name, shape=shape, dtype=dtype, persistable=True)
         initializer(svar, sblock)
     return param
+
+
+def padding_index(padding_idx, vocab: int) -> int:
+    """An embedding's ``padding_idx`` as the op attribute: -1 for none, else a row in [0, vocab)."""
+    if padding_idx is None:
+        return -1
+    padding = int(padding_idx)
+    if not -vocab <= padding < vocab:
+        raise ValueError(f"embedding(): padding_idx must be in [-{vocab}, {vocab}), got {padding_idx}")
+    return padding if padding >= 0 else vocab + padding
 
 
 def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
@@ -277,14 +294,7 @@ def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=No
     _check_variable(input, "input", "embedding")
     if len(size) != 2:
         raise ValueError(f"embedding(): size must be [vocab_size, embedding_dim], got {size}")
-    vocab = int(size[0])
-    if padding_idx is None:
-        padding = -1
-    else:
-        padding = int(padding_idx)
-        if not -vocab <= padding < vocab:
-            raise ValueError(f"embedding(): padding_idx must be in [-{vocab}, {vocab}), got {padding_idx}")
-        padding = padding if padding >= 0 else vocab + padding
+    padding = padding_index(padding_idx, int(size[0]))
     helper = names.generate("embedding")
     w = create_parameter(list(size), dtype, param_attr, name_prefix=helper)
     return apply_op_single("lookup_table" if legacy else "lookup_table_v2", {"W": w, "Ids": input},
