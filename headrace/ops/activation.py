@@ -9,6 +9,11 @@ Gradients: each op's ``<type>_grad`` follows it and reads ``Out@GRAD`` plus eith
 be overwritten by the forward) or ``X`` (leaky_relu, gelu, log, square, abs).  ``X@GRAD`` may
 overwrite ``Out@GRAD`` (``inplace``), as in the reference.  Derivatives at kinks follow the
 reference: relu'(0) = 0 (``Out > 0``), leaky_relu'(0) = alpha (``X > 0``), abs'(0) = sign(0) = 0.
+
+Buffers (``ops/buffers.py``): every kernel here computes into a handed ``out`` buffer of its
+output's shape and dtype, the same arithmetic in the same order as without one; with ``inplace``
+the buffer may be the input itself (``X`` for the forward, ``Out@GRAD`` for the gradient), so a
+kernel reads whatever it needs from that input before it writes.
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import math
 import numpy as np
 
 from ..core.dtypes import float32, float64, int32, int64
+from .buffers import store, take
 from .gradrule import grad_slot, standard_rule
 from .infer_helpers import normalize_axes
 from .registry import optional, register, register_grad
@@ -39,8 +45,10 @@ DX, DOUT = grad_slot("X"), grad_slot("Out")
 def _register_unary(type, fn, doc, grad, attrs=None, allowed=FLOATS):
     """Register ``type`` (X -> Out) and, right after, ``<type>_grad``.
 
+    ``fn(x, attrs, buf)`` computes Out (into ``buf`` unless it is None).
     ``grad = (reads, dfn)``: the gradient op reads the forward slot ``reads`` ("X" or "Out") and
-    ``Out@GRAD``; ``dfn(value_of_reads, dout, attrs)`` returns ``X@GRAD`` in the input's dtype.
+    ``Out@GRAD``; ``dfn(value_of_reads, dout, attrs, buf)`` returns ``X@GRAD`` in the input's
+    dtype (into ``buf`` unless it is None; ``buf`` may be ``dout`` itself).
     """
     reads, dfn = grad
     register(
@@ -49,7 +57,7 @@ def _register_unary(type, fn, doc, grad, attrs=None, allowed=FLOATS):
         outputs=["Out"],
         attrs=attrs or {},
         infer=_infer_unary(allowed),
-        kernel=lambda ins, attrs: {"Out": np.asarray(fn(ins["X"], attrs))},
+        kernel=_unary_kernel(fn),
         grad=standard_rule(f"{type}_grad", inputs=("X",) if reads == "X" else (),
                            outputs=("Out",) if reads == "Out" else ()),
         inplace={"Out": "X"},
@@ -67,35 +75,56 @@ def _register_unary(type, fn, doc, grad, attrs=None, allowed=FLOATS):
     )
 
 
+def _unary_kernel(fn):
+    def kernel(ins, attrs, out=None):
+        x = ins["X"]
+        return {"Out": np.asarray(fn(x, attrs, take(out, "Out", x.shape, x.dtype)))}
+    return kernel
+
+
 def _unary_grad_kernel(type, reads, dfn):
-    def kernel(ins, attrs, wanted):
+    def kernel(ins, attrs, wanted, out=None):
         if DX not in wanted:
             return {}
         value, dout = ins[reads], ins[DOUT]
         if value.dtype.kind != "f":
             raise TypeError(f"op `{type}_grad`: gradients exist for floating-point inputs only, "
                             f"got `{reads}` of dtype {value.dtype}")
-        return {DX: np.asarray(dfn(value, dout, attrs))}
+        return {DX: np.asarray(dfn(value, dout, attrs, take(out, DX, value.shape, value.dtype)))}
     return kernel
 
 
 # --- relu, leaky_relu ----------------------------------------------------------------------------
-def _relu(x, attrs):
-    return np.maximum(x, x.dtype.type(0))
+def _relu(x, attrs, buf):
+    return np.maximum(x, x.dtype.type(0), out=buf)
 
 
-def _leaky_relu(x, attrs):
-    return np.where(x > 0, x, x * x.dtype.type(attrs["alpha"]))
+def _leaky_relu(x, attrs, buf):
+    """X where X > 0, else X * alpha (the mask is taken before ``buf``, maybe X, is written)."""
+    positive = x > 0
+    if buf is None:
+        return np.where(positive, x, x * x.dtype.type(attrs["alpha"]))
+    if buf is not x:
+        np.copyto(buf, x)
+    np.multiply(x, x.dtype.type(attrs["alpha"]), out=buf, where=~positive)
+    return buf
 
 
-def _relu_grad(out, dout, attrs):
-    return dout * (out > 0)
+def _relu_grad(out, dout, attrs, buf):
+    return np.multiply(dout, out > 0, out=buf)
 
 
-def _leaky_relu_grad(x, dout, attrs):
-    dx = np.asarray(dout * x.dtype.type(attrs["alpha"]))  # a 0-D product is a scalar: make it writable
-    np.copyto(dx, dout, where=x > 0)
-    return dx
+def _leaky_relu_grad(x, dout, attrs, buf):
+    alpha = x.dtype.type(attrs["alpha"])
+    positive = x > 0
+    if buf is None:
+        dx = np.asarray(dout * alpha)  # a 0-D product is a scalar: make it writable
+        np.copyto(dx, dout, where=positive)
+        return dx
+    np.multiply(dout, alpha, out=buf, where=~positive)  # buf may be dOut: keep it where X > 0
+    if buf is not dout:
+        np.copyto(buf, dout, where=positive)
+    return buf
 
 
 _register_unary("relu", _relu, "Out = max(X, 0)", grad=("Out", _relu_grad))
@@ -104,30 +133,34 @@ _register_unary("leaky_relu", _leaky_relu, "Out = X if X > 0 else alpha * X",
 
 
 # --- sigmoid, tanh -------------------------------------------------------------------------------
-def _sigmoid(x, attrs):
+def _sigmoid(x, attrs, buf):
     """1 / (1 + exp(-x)) written with exp(-|x|) <= 1, so no exp overflows for large |x|."""
+    positive = x >= 0
     e = np.exp(-np.abs(x))
     one = x.dtype.type(1)
-    return np.where(x >= 0, one / (one + e), e / (one + e))
+    if buf is None:
+        return np.where(positive, one / (one + e), e / (one + e))
+    denom = one + e
+    np.divide(one, denom, out=buf, where=positive)
+    np.divide(e, denom, out=buf, where=~positive)
+    return buf
 
 
-def _sigmoid_grad(out, dout, attrs):
-    dx = 1 - out          # dOut * Out * (1 - Out), one temporary
-    dx *= out
-    dx *= dout
-    return dx
+def _sigmoid_grad(out, dout, attrs, buf):
+    t = np.asarray(1 - out)   # (1 - Out) * Out * dOut; buf may be dOut: multiply it last
+    t *= out
+    return np.multiply(t, dout, out=buf)
 
 
-def _tanh_grad(out, dout, attrs):
-    dx = np.asarray(out * out)  # dOut * (1 - Out**2), one temporary (asarray: 0-D gives a scalar)
-    np.subtract(1, dx, out=dx)
-    dx *= dout
-    return dx
+def _tanh_grad(out, dout, attrs, buf):
+    t = np.asarray(out * out)  # (1 - Out**2) * dOut (asarray: 0-D gives a scalar)
+    np.subtract(1, t, out=t)
+    return np.multiply(t, dout, out=buf)
 
 
 _register_unary("sigmoid", _sigmoid, "Out = 1 / (1 + exp(-X)) (stable for large |X|)",
                 grad=("Out", _sigmoid_grad))
-_register_unary("tanh", lambda x, attrs: np.tanh(x), "Out = tanh(X)", grad=("Out", _tanh_grad))
+_register_unary("tanh", lambda x, attrs, buf: np.tanh(x, out=buf), "Out = tanh(X)", grad=("Out", _tanh_grad))
 
 
 # --- gelu ----------------------------------------------------------------------------------------
@@ -135,7 +168,7 @@ _SQRT_2 = math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
-def _gelu(x, attrs):
+def _gelu(x, attrs, buf):
     """Exact: x * Phi(x) = 0.5 x erfc(-x / sqrt 2) (erfc keeps the left tail accurate).
     approximate=True: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))."""
     x64 = x.astype(np.float64)
@@ -144,13 +177,13 @@ def _gelu(x, attrs):
         out = 0.5 * x64 * (1.0 + np.tanh(inner))
     else:
         out = 0.5 * x64 * erfc(-x64 / _SQRT_2)
-    return out.astype(x.dtype)
+    return out.astype(x.dtype) if buf is None else store(out, buf)
 
 
 _ONE_OVER_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-def _gelu_grad(x, dout, attrs):
+def _gelu_grad(x, dout, attrs, buf):
     """Exact: d/dx x Phi(x) = Phi(x) + x phi(x).  approximate=True, with t = tanh(u),
     u = sqrt(2/pi) (x + 0.044715 x**3): 0.5 (1 + t) + 0.5 x (1 - t**2) sqrt(2/pi) (1 + 3 * 0.044715 x**2)."""
     x64 = x.astype(np.float64, copy=False)
@@ -172,7 +205,7 @@ def _gelu_grad(x, dout, attrs):
         d *= x64
         d += 0.5 * erfc(-x64 / _SQRT_2)  # + Phi(x)
     d *= dout
-    return d.astype(x.dtype, copy=False)
+    return d.astype(x.dtype, copy=False) if buf is None else store(d, buf)
 
 
 _register_unary("gelu", _gelu, "Out = X * Phi(X) (Phi: standard normal CDF); approximate=True uses tanh",
@@ -180,32 +213,31 @@ _register_unary("gelu", _gelu, "Out = X * Phi(X) (Phi: standard normal CDF); app
 
 
 # --- log, exp, sqrt, square, abs -----------------------------------------------------------------
-def _sqrt_grad(out, dout, attrs):
-    dx = dout / out       # dOut * 0.5 / Out
+def _sqrt_grad(out, dout, attrs, buf):
+    dx = np.asarray(np.divide(dout, out, out=buf))  # dOut * 0.5 / Out
     dx *= 0.5
     return dx
 
 
-def _square_grad(x, dout, attrs):
-    dx = dout * x         # dOut * 2 X
+def _square_grad(x, dout, attrs, buf):
+    dx = np.asarray(np.multiply(dout, x, out=buf))  # dOut * 2 X
     dx *= 2
     return dx
 
 
-def _abs_grad(x, dout, attrs):
-    dx = np.sign(x)       # sign(0) = 0
-    dx *= dout
-    return dx
+def _abs_grad(x, dout, attrs, buf):
+    return np.multiply(np.sign(x), dout, out=buf)  # sign(0) = 0
 
 
-_register_unary("log", lambda x, attrs: np.log(x), "Out = ln(X)",
-                grad=("X", lambda x, dout, attrs: dout / x))
-_register_unary("exp", lambda x, attrs: np.exp(x), "Out = e ** X",
-                grad=("Out", lambda out, dout, attrs: dout * out))
-_register_unary("sqrt", lambda x, attrs: np.sqrt(x), "Out = sqrt(X)", grad=("Out", _sqrt_grad))
-_register_unary("square", lambda x, attrs: x * x, "Out = X * X", grad=("X", _square_grad),
+_register_unary("log", lambda x, attrs, buf: np.log(x, out=buf), "Out = ln(X)",
+                grad=("X", lambda x, dout, attrs, buf: np.divide(dout, x, out=buf)))
+_register_unary("exp", lambda x, attrs, buf: np.exp(x, out=buf), "Out = e ** X",
+                grad=("Out", lambda out, dout, attrs, buf: np.multiply(dout, out, out=buf)))
+_register_unary("sqrt", lambda x, attrs, buf: np.sqrt(x, out=buf), "Out = sqrt(X)", grad=("Out", _sqrt_grad))
+_register_unary("square", lambda x, attrs, buf: np.multiply(x, x, out=buf), "Out = X * X",
+                grad=("X", _square_grad), allowed=NUMBERS)
+_register_unary("abs", lambda x, attrs, buf: np.abs(x, out=buf), "Out = |X|", grad=("X", _abs_grad),
                 allowed=NUMBERS)
-_register_unary("abs", lambda x, attrs: np.abs(x), "Out = |X|", grad=("X", _abs_grad), allowed=NUMBERS)
 
 
 # --- softmax -------------------------------------------------------------------------------------
@@ -220,13 +252,19 @@ def _softmax_infer(ctx):
     ctx.set("Out", shape, dtype)
 
 
-def softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    """exp(x - max) / sum(exp(x - max)) along ``axis``; a 0-D input gives 1.  Shared with loss.py."""
+def softmax(x: np.ndarray, axis: int, buf=None) -> np.ndarray:
+    """exp(x - max) / sum(exp(x - max)) along ``axis``; a 0-D input gives 1.  Shared with loss.py.
+    ``buf`` (maybe ``x``): compute in it, only if ``x`` is C-contiguous (so the sums see the
+    same memory order as without it)."""
     if x.ndim == 0:
         return np.ones_like(x)
-    shifted = x - np.max(x, axis=axis, keepdims=True)
-    e = np.exp(shifted)
-    return e / np.sum(e, axis=axis, keepdims=True)
+    if buf is None or not x.flags.c_contiguous:
+        shifted = x - np.max(x, axis=axis, keepdims=True)
+        e = np.exp(shifted)
+        return e / np.sum(e, axis=axis, keepdims=True)
+    np.subtract(x, np.max(x, axis=axis, keepdims=True), out=buf)
+    np.exp(buf, out=buf)
+    return np.divide(buf, np.sum(buf, axis=axis, keepdims=True), out=buf)
 
 
 register(
@@ -235,24 +273,31 @@ register(
     outputs=["Out"],
     attrs={"axis": -1},
     infer=_softmax_infer,
-    kernel=lambda ins, attrs: {"Out": softmax(ins["X"], attrs["axis"])},
+    kernel=lambda ins, attrs, out=None: {"Out": softmax(ins["X"], attrs["axis"],
+                                                      take(out, "Out", ins["X"].shape, ins["X"].dtype))},
     grad=standard_rule("softmax_grad", inputs=(), outputs=("Out",)),
     inplace={"Out": "X"},
     doc="Out = exp(X) / sum(exp(X)) along `axis`, computed as exp(X - max) / sum(exp(X - max))",
 )
 
 
-def _softmax_grad_kernel(ins, attrs, wanted):
-    """dX = Out * (dOut - sum(dOut * Out, axis)): one full-size temporary."""
+def _softmax_grad_kernel(ins, attrs, wanted, out=None):
+    """dX = Out * (dOut - sum(dOut * Out, axis)): one full-size temporary (none when a buffer
+    other than dOut is handed; a handed buffer is used only for C-contiguous inputs, so the sum
+    sees the same memory order)."""
     if DX not in wanted:
         return {}
-    out, dout = ins["Out"], ins[DOUT]
-    if out.ndim == 0:  # softmax of a scalar is the constant 1
+    o, dout = ins["Out"], ins[DOUT]
+    if o.ndim == 0:  # softmax of a scalar is the constant 1
         return {DX: np.zeros_like(dout)}
-    dx = dout * out
-    dot = dx.sum(axis=attrs["axis"], keepdims=True)
+    buf = take(out, DX, dout.shape, dout.dtype)
+    if buf is not None and not (o.flags.c_contiguous and dout.flags.c_contiguous):
+        buf = None
+    tmp = dout * o if buf is None or buf is dout else np.multiply(dout, o, out=buf)
+    dot = tmp.sum(axis=attrs["axis"], keepdims=True)
+    dx = tmp if buf is None else buf
     np.subtract(dout, dot, out=dx)
-    dx *= out
+    dx *= o
     return {DX: dx}
 
 

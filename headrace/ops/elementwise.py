@@ -2,6 +2,12 @@
 
 ``axis=-1`` is NumPy broadcasting; ``axis=k`` aligns the lower-rank operand with the other's dims
 starting at ``k`` (e.g. X [N, C, H, W] + Y [C] with axis=1 adds a per-channel bias).
+
+Buffers (``ops/buffers.py``): the arithmetic ops may write ``Out`` into ``X``'s buffer when X dies
+there (``inplace``), and every kernel here computes into a handed ``out`` buffer when it has the
+full broadcast shape and the output dtype (integer division excepted: it allocates).  Gradients
+of add/sub pass ``Out@GRAD`` through (a view) where no summation is needed; the other gradients
+take handed buffers for their full-shape results.
 """
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ import numpy as np
 
 from ..core.dtypes import bool_
 from ..core.errors import DTypeError, fmt_shape
+from .buffers import take
 from .infer_helpers import BroadcastError, aligned_shapes, broadcast_shape, describe_broadcast
 from .gradrule import NO_GRADIENT, grad_slot, standard_rule
 from .registry import optional, register, register_grad
@@ -42,10 +49,10 @@ def _int_divide(x, y):
     return np.where((x < 0) != (y < 0), -q, q).astype(np.result_type(x, y))
 
 
-def _divide(x, y):
+def _divide(x, y, out=None):
     if x.dtype.kind in "iu":
         return _int_divide(x, y)
-    return np.divide(x, y)
+    return np.divide(x, y, out=out)
 
 
 _BINARY = {
@@ -59,11 +66,15 @@ _BINARY = {
 }
 
 
-def _binary_kernel(fn):
-    def kernel(ins, attrs):
+def _binary_kernel(fn, out_dtype=None):
+    def kernel(ins, attrs, out=None):
         x, y = _aligned(ins["X"], ins["Y"], attrs["axis"])
-        out = fn(x, y)
-        return {"Out": out if type(out) is np.ndarray else np.asarray(out)}  # 0-D inputs give a scalar
+        buf = None
+        if out:
+            dtype = out_dtype or np.result_type(x, y)
+            buf = take(out, "Out", np.broadcast_shapes(x.shape, y.shape), dtype)
+        result = fn(x, y) if buf is None else fn(x, y, out=buf)
+        return {"Out": result if type(result) is np.ndarray else np.asarray(result)}  # 0-D gives a scalar
     return kernel
 
 
@@ -80,45 +91,67 @@ def unbroadcast(grad: np.ndarray, aligned_shape, shape) -> np.ndarray:
 
 
 def _grad_kernel(dx_fn, dy_fn, shape_only):
-    """An elementwise gradient kernel: ``dx_fn(x, y, out, dout)`` / ``dy_fn(...)`` give the
-    gradients at the output's shape (x, y aligned for broadcasting); they are then summed down
-    to each operand's shape.  Operands in ``shape_only`` arrive without data and are passed as
-    None."""
+    """An elementwise gradient kernel: ``dx_fn(x, y, out, dout, buf)`` / ``dy_fn(...)`` give the
+    gradients at the output's shape (x, y aligned for broadcasting), computed into ``buf`` when
+    it is not None; they are then summed down to each operand's shape.  A handed buffer is used
+    only for an operand of the output's full shape (no summation).  Operands in ``shape_only``
+    arrive without data and are passed as None."""
 
-    def kernel(ins, attrs, wanted):
+    def kernel(ins, attrs, wanted, out=None):
         x_in, y_in = ins["X"], ins["Y"]
         xs, ys = aligned_shapes(x_in.shape, y_in.shape, attrs["axis"])
         x = None if "X" in shape_only else x_in.reshape(xs)
         y = None if "Y" in shape_only else y_in.reshape(ys)
-        out, dout = ins.get("Out"), ins[grad_slot("Out")]
+        o, dout = ins.get("Out"), ins[grad_slot("Out")]
         result = {}
-        if grad_slot("X") in wanted:
-            result[grad_slot("X")] = np.asarray(unbroadcast(dx_fn(x, y, out, dout), xs, x_in.shape))
-        if grad_slot("Y") in wanted:
-            result[grad_slot("Y")] = np.asarray(unbroadcast(dy_fn(x, y, out, dout), ys, y_in.shape))
+        for slot, fn, operand, aligned in ((grad_slot("X"), dx_fn, x_in, xs), (grad_slot("Y"), dy_fn, y_in, ys)):
+            if slot not in wanted:
+                continue
+            buf = take(out, slot, dout.shape, dout.dtype) if operand.shape == dout.shape else None
+            result[slot] = np.asarray(unbroadcast(fn(x, y, o, dout, buf), aligned, operand.shape))
         return result
     return kernel
 
 
-def _neg(a):
-    return np.negative(a)
+def _pass(x, y, o, d, buf):
+    return d
+
+
+def _neg(x, y, o, d, buf):
+    return np.negative(d, out=buf)
+
+
+def _div_dy(x, y, o, d, buf):
+    t = np.negative(d)                 # -d * o / y, evaluated left to right
+    t = np.multiply(t, o, out=t if type(t) is np.ndarray else None)
+    return np.divide(t, y, out=buf)
+
+
+def _pow_dx(x, y, o, d, buf):
+    return np.multiply(d * y, np.power(x, y - 1), out=buf)
+
+
+def _pow_dy(x, y, o, d, buf):
+    return np.multiply(d * o, np.log(x), out=buf)
 
 
 # forward type: (dX at the output's shape, dY at the output's shape, extra inputs the grad op reads,
-#                inputs needed only for their shape)
+#                inputs needed only for their shape, gradient slots that may pass Out@GRAD through)
 _GRADS = {
-    "elementwise_add": (lambda x, y, o, d: d, lambda x, y, o, d: d, (), ("X", "Y")),
-    "elementwise_sub": (lambda x, y, o, d: d, lambda x, y, o, d: _neg(d), (), ("X", "Y")),
-    "elementwise_mul": (lambda x, y, o, d: d * y, lambda x, y, o, d: d * x, (), ()),
-    "elementwise_div": (lambda x, y, o, d: d / y, lambda x, y, o, d: -d * o / y, ("Out",), ("X",)),
-    "elementwise_max": (lambda x, y, o, d: d * (x > y), lambda x, y, o, d: d * (x <= y), (), ()),
-    "elementwise_min": (lambda x, y, o, d: d * (x < y), lambda x, y, o, d: d * (x >= y), (), ()),
-    "elementwise_pow": (lambda x, y, o, d: d * y * np.power(x, y - 1),
-                        lambda x, y, o, d: d * o * np.log(x), ("Out",), ()),
+    "elementwise_add": (_pass, _pass, (), ("X", "Y"), ("X", "Y")),
+    "elementwise_sub": (_pass, _neg, (), ("X", "Y"), ("X",)),
+    "elementwise_mul": (lambda x, y, o, d, b: np.multiply(d, y, out=b),
+                        lambda x, y, o, d, b: np.multiply(d, x, out=b), (), (), ()),
+    "elementwise_div": (lambda x, y, o, d, b: np.divide(d, y, out=b), _div_dy, ("Out",), ("X",), ()),
+    "elementwise_max": (lambda x, y, o, d, b: np.multiply(d, x > y, out=b),
+                        lambda x, y, o, d, b: np.multiply(d, x <= y, out=b), (), (), ()),
+    "elementwise_min": (lambda x, y, o, d, b: np.multiply(d, x < y, out=b),
+                        lambda x, y, o, d, b: np.multiply(d, x >= y, out=b), (), (), ()),
+    "elementwise_pow": (_pow_dx, _pow_dy, ("Out",), (), ()),
 }
 
 for _type, (_fn, _doc) in _BINARY.items():
-    _dx, _dy, _extra, _shape_only = _GRADS[_type]
+    _dx, _dy, _extra, _shape_only, _through = _GRADS[_type]
     register(
         _type,
         inputs=["X", "Y"],
@@ -127,6 +160,7 @@ for _type, (_fn, _doc) in _BINARY.items():
         infer=_infer_binary(),
         kernel=_binary_kernel(_fn),
         grad=standard_rule(f"{_type}_grad", inputs=("X", "Y"), outputs=_extra, input_grads=("X", "Y")),
+        inplace={"Out": "X"},
         doc=_doc,
     )
     register_grad(
@@ -134,7 +168,7 @@ for _type, (_fn, _doc) in _BINARY.items():
         grad_of=_type,
         inputs=["X", "Y", *_extra, grad_slot("Out")],
         outputs=[optional(grad_slot("X")), optional(grad_slot("Y"))],
-        views={grad_slot("X"): grad_slot("Out"), grad_slot("Y"): grad_slot("Out")},
+        views={grad_slot(s): grad_slot("Out") for s in _through},
         attrs={"axis": -1},
         like={grad_slot("X"): "X", grad_slot("Y"): "Y"},
         kernel=_grad_kernel(_dx, _dy, _shape_only),
@@ -157,7 +191,7 @@ for _type, _fn in _COMPARE.items():
         outputs=["Out"],
         attrs={"axis": -1, "force_cpu": False},
         infer=_infer_binary(out_dtype=bool_),
-        kernel=_binary_kernel(_fn),
+        kernel=_binary_kernel(_fn, np.dtype(np.bool_)),
         grad=NO_GRADIENT,
         doc=f"Out = {_fn.__name__}(X, Y), a bool tensor",
     )

@@ -9,12 +9,19 @@ when wanted).  ``matmul_v2_grad``/``matmul_grad`` compute each operand's gradien
 own layout (transposes are views handed to BLAS), then sum it over the batch dims the operand was
 broadcast along; a 2-D operand against a batched one is handled by flattening the batch into the
 matrix rows, one BLAS call instead of a product per batch element and a sum.
+
+Buffers (``ops/buffers.py``): every kernel here writes a product into a handed ``out`` buffer of
+the result's exact shape and dtype (C-contiguous, so BLAS writes it directly; the same BLAS call,
+bit-identical), except where a 1-D operand or a summed-over batch dim makes the product's shape
+differ from the output's.  No op here overwrites an input (no ``inplace``): a matrix product
+cannot be computed into its own operand.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..core.errors import fmt_shape
+from .buffers import take
 from .gradrule import grad_slot, standard_rule
 from .infer_helpers import BroadcastError, matmul_shape, prod
 from .registry import optional, register, register_grad
@@ -43,12 +50,17 @@ def _mul_infer(ctx):
     ctx.set("Out", x_shape[:xn] + y_shape[yn:], dtype)
 
 
-def _mul_kernel(ins, attrs):
+def _mul_kernel(ins, attrs, out=None):
     x, y = ins["X"], ins["Y"]
     xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
     x2 = x.reshape(prod(x.shape[:xn]), prod(x.shape[xn:]))
     y2 = y.reshape(prod(y.shape[:yn]), prod(y.shape[yn:]))
-    return {"Out": np.matmul(x2, y2).reshape(x.shape[:xn] + y.shape[yn:])}
+    shape = x.shape[:xn] + y.shape[yn:]
+    buf = take(out, "Out", shape, np.result_type(x, y))
+    if buf is not None:
+        np.matmul(x2, y2, out=buf.reshape(x2.shape[0], y2.shape[1]))
+        return {"Out": buf}
+    return {"Out": np.matmul(x2, y2).reshape(shape)}
 
 
 register(
@@ -64,16 +76,26 @@ register(
 )
 
 
-def _mul_grad_kernel(ins, attrs, wanted):
+def _dot_into(a, b, buf, shape):
+    """``a @ b`` (2-D) as ``shape``, computed into ``buf`` (that shape) when given."""
+    if buf is None:
+        return np.dot(a, b).reshape(shape)
+    np.dot(a, b, out=buf.reshape(a.shape[0], b.shape[1]))
+    return buf
+
+
+def _mul_grad_kernel(ins, attrs, wanted, out=None):
     x, y, dout = ins["X"], ins["Y"], ins[OUT_GRAD]
     xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
     m, k, n = prod(x.shape[:xn]), prod(x.shape[xn:]), prod(y.shape[yn:])
     d2 = dout.reshape(m, n)
     result = {}
     if X_GRAD in wanted:
-        result[X_GRAD] = np.dot(d2, y.reshape(k, n).T).reshape(x.shape)
+        buf = take(out, X_GRAD, x.shape, d2.dtype)
+        result[X_GRAD] = _dot_into(d2, y.reshape(k, n).T, buf, x.shape)
     if Y_GRAD in wanted:
-        result[Y_GRAD] = np.dot(x.reshape(m, k).T, d2).reshape(y.shape)
+        buf = take(out, Y_GRAD, y.shape, d2.dtype)
+        result[Y_GRAD] = _dot_into(x.reshape(m, k).T, d2, buf, y.shape)
     return result
 
 
@@ -111,22 +133,36 @@ def _t(a):
     return np.swapaxes(a, -1, -2)
 
 
-def _mm(a, b):
-    """``a @ b``; a batched ``a`` times a 2-D ``b`` is one BLAS call on ``a``'s rows."""
+def _mm(a, b, buf=None):
+    """``a @ b``; a batched ``a`` times a 2-D ``b`` is one BLAS call on ``a``'s rows.  ``buf``:
+    a buffer of the product's shape (or None)."""
     if b.ndim == 2 and a.ndim > 2:
-        return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[-1],))
-    return np.matmul(a, b)
+        shape = a.shape[:-1] + (b.shape[-1],)
+        if buf is None:
+            return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(shape)
+        np.matmul(a.reshape(-1, a.shape[-1]), b, out=buf.reshape(-1, b.shape[-1]))
+        return buf
+    return np.matmul(a, b, out=buf)
 
 
-def _matmul_product(x, y, trans_x, trans_y):
+def _product_shape(a, b):
+    """The shape of ``a @ b`` for operands of rank >= 2 (None for a 1-D operand)."""
+    if a.ndim < 2 or b.ndim < 2:
+        return None
+    return np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+
+
+def _matmul_product(x, y, trans_x, trans_y, out=None):
     """NumPy matmul; a transpose flag swaps the last two dims of an operand of rank >= 2."""
     if trans_x and x.ndim >= 2:
         x = _t(x)
     if trans_y and y.ndim >= 2:
         y = _t(y)
+    shape = _product_shape(x, y) if out else None
+    buf = take(out, "Out", shape, np.result_type(x, y)) if shape is not None else None
     if x.ndim > 2 and y.ndim == 2 and not trans_x:
-        return _mm(x, y)
-    return np.asarray(np.matmul(x, y))
+        return _mm(x, y, buf)
+    return np.asarray(np.matmul(x, y, out=buf))
 
 
 def _sum_to(grad, shape):
@@ -144,8 +180,10 @@ def _rows(a):
     return a.reshape(-1, a.shape[-1])
 
 
-def _matmul_grads(x, y, dout, trans_x, trans_y, alpha, wanted):
-    """X@GRAD / Y@GRAD of ``alpha * op(X) @ op(Y)``, each only when wanted."""
+def _matmul_grads(x, y, dout, trans_x, trans_y, alpha, wanted, out=None):
+    """X@GRAD / Y@GRAD of ``alpha * op(X) @ op(Y)``, each only when wanted; a handed buffer is
+    used when neither operand is 1-D and the operand's batch dims are the output's (nothing to
+    sum)."""
     x_vec, y_vec = x.ndim == 1, y.ndim == 1
     x2 = x.reshape(1, -1) if x_vec else x          # 1-D operands as the matmul promotes them
     y2 = y.reshape(-1, 1) if y_vec else y
@@ -155,23 +193,29 @@ def _matmul_grads(x, y, dout, trans_x, trans_y, alpha, wanted):
         d = d[..., None]
     if x_vec:
         d = d[..., None, :]                          # d: [..., M, N]
+    plain = not (x_vec or y_vec)
     result = {}
     if X_GRAD in wanted:                             # in X's layout: [..., M, K] or [..., K, M]
+        buf = take(out, X_GRAD, x.shape, d.dtype) if plain and x.shape[:-2] == d.shape[:-2] else None
         if not tx:
-            dx = _mm(d, y2 if ty else _t(y2))
+            dx = _mm(d, y2 if ty else _t(y2), buf)
         else:
-            dx = np.matmul(_t(y2) if ty else y2, _t(d))
+            dx = np.matmul(_t(y2) if ty else y2, _t(d), out=buf)
         dx = _sum_to(dx, x2.shape).reshape(x.shape)
         if alpha != 1.0:
             dx *= alpha
         result[X_GRAD] = dx
     if Y_GRAD in wanted:                             # in Y's layout: [..., K, N] or [..., N, K]
+        buf = take(out, Y_GRAD, y.shape, d.dtype) if plain else None
         if y2.ndim == 2 and d.ndim > 2 and not tx:   # batch folded into the rows: one product
-            dy = np.dot(_rows(x2).T, _rows(d)) if not ty else np.dot(_rows(d).T, _rows(x2))
-        elif not ty:
-            dy = np.matmul(x2 if tx else _t(x2), d)
+            dy = np.dot(_rows(x2).T, _rows(d), out=buf) if not ty else np.dot(_rows(d).T, _rows(x2), out=buf)
         else:
-            dy = np.matmul(_t(d), _t(x2) if tx else x2)
+            if y.shape[:-2] != d.shape[:-2]:
+                buf = None
+            if not ty:
+                dy = np.matmul(x2 if tx else _t(x2), d, out=buf)
+            else:
+                dy = np.matmul(_t(d), _t(x2) if tx else x2, out=buf)
         dy = _sum_to(dy, y2.shape).reshape(y.shape)
         if alpha != 1.0:
             dy *= alpha
@@ -179,8 +223,8 @@ def _matmul_grads(x, y, dout, trans_x, trans_y, alpha, wanted):
     return result
 
 
-def _matmul_v2_kernel(ins, attrs):
-    return {"Out": _matmul_product(ins["X"], ins["Y"], attrs["trans_x"], attrs["trans_y"])}
+def _matmul_v2_kernel(ins, attrs, out=None):
+    return {"Out": _matmul_product(ins["X"], ins["Y"], attrs["trans_x"], attrs["trans_y"], out)}
 
 
 register(
@@ -196,8 +240,9 @@ register(
 )
 
 
-def _matmul_v2_grad_kernel(ins, attrs, wanted):
-    return _matmul_grads(ins["X"], ins["Y"], ins[OUT_GRAD], attrs["trans_x"], attrs["trans_y"], 1.0, wanted)
+def _matmul_v2_grad_kernel(ins, attrs, wanted, out=None):
+    return _matmul_grads(ins["X"], ins["Y"], ins[OUT_GRAD], attrs["trans_x"], attrs["trans_y"], 1.0, wanted,
+                         out)
 
 
 register_grad(
@@ -211,12 +256,15 @@ register_grad(
 )
 
 
-def _matmul_v1_kernel(ins, attrs):
-    out = _matmul_product(ins["X"], ins["Y"], attrs["transpose_X"], attrs["transpose_Y"])
+def _matmul_v1_kernel(ins, attrs, out=None):
+    product = _matmul_product(ins["X"], ins["Y"], attrs["transpose_X"], attrs["transpose_Y"], out)
     alpha = attrs["alpha"]
     if alpha != 1.0:
-        out = np.asarray(out * alpha, dtype=out.dtype)
-    return {"Out": out}
+        if out and product is out.get("Out"):   # the handed buffer: scale it in place
+            np.multiply(product, alpha, out=product)
+        else:
+            product = np.asarray(product * alpha, dtype=product.dtype)
+    return {"Out": product}
 
 
 register(
@@ -231,9 +279,9 @@ register(
 )
 
 
-def _matmul_v1_grad_kernel(ins, attrs, wanted):
+def _matmul_v1_grad_kernel(ins, attrs, wanted, out=None):
     return _matmul_grads(ins["X"], ins["Y"], ins[OUT_GRAD], attrs["transpose_X"], attrs["transpose_Y"],
-                         attrs["alpha"], wanted)
+                         attrs["alpha"], wanted, out)
 
 
 register_grad(

@@ -17,6 +17,10 @@ With ``use_softmax=False`` (``Softmax`` is a copy of the probabilities) it is th
 propagated, as in the reference.  Where a probability is exactly 0 the ``-log`` gradient is
 ``-inf`` (the reference's division; the forward's 1e20 clamp has no useful slope), except that a
 soft label of 0 gives 0 there, the exact derivative of its zero term.
+
+Buffers (``ops/buffers.py``): ``softmax_with_cross_entropy`` may write ``Softmax`` into the
+dying ``Logits`` buffer and its gradient ``Logits@GRAD`` into the dying ``Softmax`` buffer
+(``inplace``), or into any handed buffer of the right shape and dtype; the arithmetic is the same.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ import numpy as np
 
 from ..core.dtypes import float32, float64, int32, int64
 from ..core.errors import fmt_shape
+from .buffers import take
 from .gradrule import NO_GRADIENT, grad_slot, standard_rule
 from .infer_helpers import normalize_axes
 from .registry import optional, register, register_grad
@@ -183,19 +188,20 @@ def _swce_infer(ctx):
     ctx.set("Loss", merged[:axis] + (1,) + merged[axis + 1:], dtype)
 
 
-def _log_softmax(logits, axis):
-    """(softmax, log_softmax) along ``axis`` via log-sum-exp of the max-shifted logits."""
+def _log_softmax(logits, axis, buf=None):
+    """(softmax, log_softmax) along ``axis`` via log-sum-exp of the max-shifted logits; the
+    softmax goes into ``buf`` when given (it may be ``logits``: read only before)."""
     shifted = logits - np.max(logits, axis=axis, keepdims=True)
     e = np.exp(shifted)
     total = np.sum(e, axis=axis, keepdims=True)
-    return e / total, shifted - np.log(total)
+    return np.divide(e, total, out=buf), shifted - np.log(total)
 
 
-def _swce_kernel(ins, attrs):
+def _swce_kernel(ins, attrs, out=None):
     logits, label = ins["Logits"], ins["Label"]
     axis = attrs["axis"] % logits.ndim
     if attrs["use_softmax"]:
-        probs, log_p = _log_softmax(logits, axis)
+        probs, log_p = _log_softmax(logits, axis, take(out, "Softmax", logits.shape, logits.dtype))
     else:
         probs, log_p = logits.copy(), _tolerable_log(logits)
     loss = _nll(log_p, label, axis, attrs["soft_label"], attrs["ignore_index"])
@@ -212,22 +218,24 @@ register(
     kernel=_swce_kernel,
     grad=standard_rule("softmax_with_cross_entropy_grad", inputs=("Label",), outputs=("Softmax",),
                        output_grads=("Loss",), input_grads=("Logits",)),
+    inplace={"Softmax": "Logits"},
     doc="Softmax = softmax(Logits) along `axis`; Loss = cross entropy of Softmax and Label, computed "
         "from log-sum-exp (always numerically stable: `numeric_stable_mode` is accepted for "
         "compatibility). use_softmax=False: Logits already are probabilities (Softmax = a copy).",
 )
 
 
-def _swce_grad_kernel(ins, attrs, wanted):
+def _swce_grad_kernel(ins, attrs, wanted, out=None):
     if grad_slot("Logits") not in wanted:
         return {}
     softmax, label, dloss = ins["Softmax"], ins["Label"], ins[grad_slot("Loss")]
+    buf = take(out, grad_slot("Logits"), softmax.shape, softmax.dtype)  # may be Softmax: read first
     axis = attrs["axis"] % softmax.ndim
     soft, ignore_index = attrs["soft_label"], attrs["ignore_index"]
     if not attrs["use_softmax"]:
         return {grad_slot("Logits"): _neg_log_grad(softmax, label, dloss, axis, soft, ignore_index)}
     if soft:
-        grad = softmax * (np.sum(label, axis=axis, keepdims=True) * dloss)
+        grad = np.multiply(softmax, np.sum(label, axis=axis, keepdims=True) * dloss, out=buf)
         grad -= label * dloss
         return {grad_slot("Logits"): grad}
     check_labels(label, softmax.shape[axis], ignore_index)
@@ -235,7 +243,7 @@ def _swce_grad_kernel(ins, attrs, wanted):
     if ignored.any():
         dloss = np.where(ignored, dloss.dtype.type(0), dloss)
         label = np.where(ignored, 0, label)
-    grad = softmax * dloss
+    grad = np.multiply(softmax, dloss, out=buf)
     picked = np.take_along_axis(grad, label, axis=axis)
     picked -= dloss
     np.put_along_axis(grad, label, picked, axis=axis)
@@ -251,6 +259,7 @@ register_grad(
            "use_softmax": True, "axis": -1},
     like={grad_slot("Logits"): "Softmax"},
     kernel=_swce_grad_kernel,
+    inplace={grad_slot("Logits"): "Softmax"},
 )
 
 

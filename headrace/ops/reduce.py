@@ -17,6 +17,7 @@ import numpy as np
 
 from ..core.dtypes import float32, float64, int32, int64
 from ..core.errors import ShapeError, fmt_shape
+from .buffers import take
 from .gradrule import grad_slot, standard_rule
 from .infer_helpers import reduce_shape
 from .registry import optional, register, register_grad
@@ -184,8 +185,9 @@ register(
 )
 
 
-def _mean_grad_kernel(ins, attrs, wanted):
-    """dX = Out@GRAD / X.size everywhere; X is read for its shape only."""
+def _mean_grad_kernel(ins, attrs, wanted, out=None):
+    """dX = Out@GRAD / X.size everywhere (into a handed buffer when it fits); X is read for its
+    shape only."""
     if X_GRAD not in wanted:
         return {}
     x, dout = ins["X"], ins[OUT_GRAD]
@@ -193,7 +195,11 @@ def _mean_grad_kernel(ins, attrs, wanted):
         raise ShapeError(f"op `mean_grad`: input `{OUT_GRAD}` must hold one value (Out is 0-D), got shape "
                          f"{fmt_shape(dout.shape)}")
     value = dout.item() / x.size if x.size else 0.0
-    return {X_GRAD: np.full(x.shape, value, dtype=x.dtype)}
+    buf = take(out, X_GRAD, x.shape, x.dtype)
+    if buf is None:
+        return {X_GRAD: np.full(x.shape, value, dtype=x.dtype)}
+    buf.fill(value)
+    return {X_GRAD: buf}
 
 
 register_grad(

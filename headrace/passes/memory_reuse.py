@@ -17,7 +17,11 @@ Algorithm
    fed or fetched ones.
 3. For each output of an op whose kernel accepts ``out`` (not a view output, not persistable,
    not already planned), take the free buffer of the same shape and dtype that died most
-   recently (the shortest extra hold); it leaves the free set.
+   recently (the shortest extra hold), provided holding it from its death to this op does not
+   raise the planned peak (``planned_profile`` after the inplace pass, evaluated with unknown
+   dims at 1 and at 4096, since the batch is not known when compiling): memory_optimize trades
+   allocations for held bytes only below the peak the step reaches anyway.  The buffer leaves
+   the free set.
 
 ``apply_sequential`` marks the program to run strictly in program order (no update hoisting).
 
@@ -39,6 +43,9 @@ def apply_sequential(program, ctx):
     return program
 
 
+GUARD_BATCHES = (1, 4096)   # batch sizes (unknown -1 dims) at which a hold must not raise the peak
+
+
 def apply(program, ctx):
     facts = BufferFacts(program, ctx.keep)
     dying_at = {}
@@ -48,6 +55,9 @@ def apply(program, ctx):
             dying_at.setdefault(end, []).append(name)
     free = []   # (died_at, name)
     count = 0
+    # the batch is unknown here: the hold must keep the peak at a small and at a large batch
+    profiles = {b: _profile(facts, b) for b in GUARD_BATCHES}
+    peaks = {b: int(p.max()) if len(p) else 0 for b, p in profiles.items()}
     for i, op in enumerate(facts.ops):
         opdef = lookup(op.type)
         if accepts_out(opdef) and free:
@@ -61,11 +71,17 @@ def apply(program, ctx):
                 best = None
                 for k, (died, donor) in enumerate(free):
                     if facts.donatable(donor) and facts.same_layout(name, donor):
+                        var = facts.block._find_var_recursive(donor)
+                        if died + 1 < i and any(int(profiles[b][died + 1:i].max()) + _nbytes(var, b) > peaks[b]
+                                                for b in GUARD_BATCHES):
+                            continue  # the hold would raise the peak
                         if best is None or died > free[best][0]:
                             best = k
                 if best is not None:
-                    _, donor = free.pop(best)
+                    died, donor = free.pop(best)
                     facts.assign(op, slot, name, donor)
+                    for b in GUARD_BATCHES:
+                        profiles[b][died + 1:i] += _nbytes(facts.block._find_var_recursive(donor), b)
                     count += 1
         for name in dying_at.get(i, ()):
             if facts.donatable(name):
@@ -90,6 +106,15 @@ def planned_peak(program, keep=frozenset(), batch=1) -> int:
 def planned_profile(program, keep=frozenset(), batch=1) -> np.ndarray:
     """Bytes of temporaries alive during each op, in execution order."""
     facts = BufferFacts(program, keep)
+    return _profile(facts, batch)
+
+
+def _profile(facts, batch) -> np.ndarray:
+    """The executor's accounting, predicted: a buffer counts from the op that creates it until
+    the last op reading any name that may share it (a ``views`` output keeps its base alive, as
+    the tracker counts the owning buffer); a view output adds no bytes of its own unless it was
+    computed into a handed buffer; a donor counts until the op it is handed to, and that op's
+    output counts from the next op on (during the op the donor's bytes stand for it)."""
     block = facts.block
     view_outputs = {name for op in facts.ops for slot in lookup(op.type).views
                     for name in op.outputs.get(slot, ())}
@@ -101,22 +126,36 @@ def planned_profile(program, keep=frozenset(), batch=1) -> np.ndarray:
             for _, out, donor in entries:
                 donated_at[donor] = index_of[op_id]
                 receivers[(index_of[op_id], out)] = donor
+    received = {out for _, out in receivers}
+    views_end = {}    # alias-class root -> the last data read of any view output in the class
+    for name in view_outputs:
+        root = facts.root(name)
+        views_end[root] = max(views_end.get(root, -1), facts.data_end.get(name, -1))
     n = len(facts.ops)
     delta = np.zeros(n + 2, dtype=np.int64)
+
+    def count(name, first, last):
+        if first <= last:
+            size = _nbytes(block._find_var_recursive(name), batch)
+            delta[first] += size
+            delta[last + 1] -= size
+
     for name, start, data_end, meta_end in facts.live.intervals:
-        if name in facts.persistables or name in view_outputs:
+        if name in facts.persistables:
             continue
         first = max(start, 0)
-        last = max(data_end, first) if name not in facts.never else n - 1  # stripped: no bytes
-        if (start, name) in receivers:
-            first = start + 1                  # the donor's buffer covers the op itself
-        if name in donated_at and donated_at[name] > last:
-            last = donated_at[name]            # held until the op that reuses it
-        elif name in donated_at:
-            last = donated_at[name]
-        if first > last:
+        if name in facts.never:
+            last = n - 1
+        else:
+            last = max(data_end, first, views_end.get(facts.root(name), -1))  # stripped: no bytes
+        if name in donated_at:
+            if name in view_outputs:       # its base is counted to the class end; hold the rest
+                count(name, last + 1, donated_at[name])
+                continue
+            last = donated_at[name]        # held until the op that reuses it
+        if name in view_outputs and name not in received:
             continue
-        size = _nbytes(block._find_var_recursive(name), batch)
-        delta[first] += size
-        delta[last + 1] -= size
+        if (start, name) in receivers:
+            first = start + 1              # the donor's buffer covers the op itself
+        count(name, first, last)
     return np.cumsum(delta)[:n]
