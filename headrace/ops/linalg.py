@@ -201,7 +201,9 @@ def _matmul_grads(x, y, dout, trans_x, trans_y, alpha, wanted, out=None):
             dx = _mm(d, y2 if ty else _t(y2), buf)
         else:
             dx = np.matmul(_t(y2) if ty else y2, _t(d), out=buf)
-        dx = _sum_to(dx, x2.shape).reshape(x.shape)
+        dx = _sum_to(dx, x2.shape)
+        if dx.shape != x.shape:
+            dx = dx.reshape(x.shape)
         if alpha != 1.0:
             dx *= alpha
         result[X_GRAD] = dx
@@ -216,7 +218,9 @@ def _matmul_grads(x, y, dout, trans_x, trans_y, alpha, wanted, out=None):
                 dy = np.matmul(x2 if tx else _t(x2), d, out=buf)
             else:
                 dy = np.matmul(_t(d), _t(x2) if tx else x2, out=buf)
-        dy = _sum_to(dy, y2.shape).reshape(y.shape)
+        dy = _sum_to(dy, y2.shape)
+        if dy.shape != y.shape:
+            dy = dy.reshape(y.shape)
         if alpha != 1.0:
             dy *= alpha
         result[Y_GRAD] = dy
