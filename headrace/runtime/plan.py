@@ -15,6 +15,7 @@ from ..core.random import default_generator, fixed_generator
 from ..ops.registry import lookup
 from ..passes import liveness
 from ..passes.inplace import execution_order
+from ..passes.schedule import alias_classes
 
 CHECK_KERNELS = os.environ.get("HEADRACE_CHECK_KERNELS", "") not in ("", "0")
 
@@ -111,19 +112,22 @@ def build_plan(program, feed_names, fetch_names, check_kernels=None) -> Plan:
 def _buffer_donors(program, ops, live, fetch_names) -> list:
     """Per op, the ``(out slot, donor)`` pairs of the program's buffer plan (set by the inplace and
     memory-reuse passes, see passes/inplace.py).  A donor is handed to its receiving op instead of
-    being freed, so its own free/strip point is removed here.  Entries naming a fetched donor are
-    ignored (the plan may have been made for other fetches)."""
+    being freed, so its own free/strip point is removed here.  Entries whose donor is fetched, or
+    may share its buffer with a fetched name (``views``), are ignored (the plan may have been made
+    for other fetches)."""
     buffer_plan = getattr(program, "_buffer_plan", None)
     per_op = [() for _ in ops]
     if not buffer_plan:
         return per_op
+    classes = alias_classes(ops)
+    fetched = {classes.get(n, n) for n in fetch_names}
     for i, op in enumerate(ops):
         entries = buffer_plan.get(op.id)
         if not entries:
             continue
         pairs = []
         for slot, _, donor in entries:
-            if donor in fetch_names:
+            if donor in fetch_names or classes.get(donor, donor) in fetched:
                 continue
             found = [(data_end, meta_end) for name, start, data_end, meta_end in live.intervals
                      if name == donor and start < i and data_end <= i]

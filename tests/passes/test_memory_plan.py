@@ -266,3 +266,25 @@ def test_memory_optimize_does_not_raise_the_planned_peak():
             exe.run(compiled, feed=feed, fetch_list=[loss], scope=scope)
             peaks.append(planned_peak(compiled_program(compiled), {loss.name}, batch))
         assert peaks[1] <= peaks[0]
+
+
+def test_a_plan_made_for_other_fetches_never_overwrites_a_fetched_view():
+    """The compiled program's buffer plan was made for fetching ``out`` only; running that program
+    with a fetch of a view of a planned donor must ignore the entry (the executor checks alias
+    classes, not just names)."""
+    names = {}
+
+    def build():
+        x = static.data("x", [-1, 6], "float32")
+        a = paddle.exp(x)
+        names["v"] = paddle.reshape(a, [-1]).name   # a view of a nobody reads
+        names["a"] = a.name
+        return [paddle.sqrt(paddle.tanh(a))]       # tanh may overwrite a
+
+    (out,), program, fetches = run_program(build, MEMORY)
+    assert names["a"] in donors(program)
+    feed = {"x": np.random.default_rng(3).standard_normal((6, 6)).astype("float32")}
+    exe = static.Executor()
+    v, again = exe.run(program, feed=feed, fetch_list=[names["v"], fetches[0].name])
+    assert v.tobytes() == np.exp(feed["x"]).reshape(-1).tobytes()
+    assert again.tobytes() == out.tobytes()
