@@ -6,8 +6,9 @@ Network: input -> L x (fc hidden + relu) -> fc 10 -> softmax cross-entropy (mean
 run through ``CompiledProgram(main, build_strategy)`` on one place.  For each config the script
 prints the measured peak of live temporary bytes in a step (``max_memory_allocated`` minus the
 bytes held before the step: parameters and optimizer state excluded), the planned peak of the
-compiled program (``passes.memory_reuse.planned_peak``), the median step time, and checks that
-every config gives the same losses as the plain run (bit for bit).
+compiled program (``passes.memory_reuse.planned_peak``), the median step time (the configs' steps
+interleaved, so machine noise hits all alike), and checks that every config gives the same losses
+as the plain run (bit for bit).
 """
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def build(hidden, layers):
     return main, startup, loss
 
 
-def measure(flags, args, feeds):
+def prepare(flags, args, feeds):
+    """Compile one config and run its warm-up step; returns a step function and the program."""
     main, startup, loss = build(args.hidden, args.layers)
     bs = static.BuildStrategy()
     for k, v in flags.items():
@@ -58,18 +60,15 @@ def measure(flags, args, feeds):
     exe = static.Executor()
     exe.run(startup, scope=scope)
     exe.run(compiled, feed=feeds[0], fetch_list=[loss], scope=scope)  # warm-up and compile
-    losses, times, peaks = [], [], []
-    for feed in feeds:
+    (program,), = compiled._compiled.values()
+
+    def step(feed):
         memory.reset_max_memory_allocated()
         base = memory.memory_allocated()
         start = time.perf_counter()
         out, = exe.run(compiled, feed=feed, fetch_list=[loss], scope=scope)
-        times.append(time.perf_counter() - start)
-        peaks.append(memory.max_memory_allocated() - base)
-        losses.append(float(out))
-    (program,), = compiled._compiled.values()
-    planned = planned_peak(program, {loss.name}, args.batch)
-    return losses, max(peaks), planned, statistics.median(times), sum(len(v) for v in getattr(program, "_buffer_plan", {}).values())
+        return time.perf_counter() - start, memory.max_memory_allocated() - base, float(out)
+    return step, program, loss
 
 
 def main():
@@ -82,15 +81,26 @@ def main():
     rng = np.random.default_rng(0)
     feeds = [{"x": rng.standard_normal((args.batch, args.hidden)).astype("float32"),
               "y": rng.integers(0, 10, (args.batch, 1)).astype("int64")} for _ in range(args.steps)]
-    reference = None
-    print(f"MLP {args.hidden} x {args.layers} fc+relu, batch {args.batch}, {args.steps} steps")
+    runs = {name: prepare(flags, args, feeds) for name, flags in CONFIGS.items()}
+    times = {name: [] for name in CONFIGS}
+    peaks = {name: [] for name in CONFIGS}
+    losses = {name: [] for name in CONFIGS}
+    for feed in feeds:          # configs interleaved step by step: machine noise hits all alike
+        for name, (step, _, _) in runs.items():
+            t, peak, loss = step(feed)
+            times[name].append(t)
+            peaks[name].append(peak)
+            losses[name].append(loss)
+    reference = losses["plain"]
+    print(f"MLP {args.hidden} x {args.layers} fc+relu, batch {args.batch}, {args.steps} steps (interleaved)")
     print(f"{'config':36s} {'peak MiB':>9s} {'planned MiB':>12s} {'step ms':>8s} {'buffers':>8s}")
-    for name, flags in CONFIGS.items():
-        losses, peak, planned, step, buffers = measure(flags, args, feeds)
-        if reference is None:
-            reference = losses
-        same = "same losses" if losses == reference else f"LOSSES DIFFER {np.max(np.abs(np.subtract(losses, reference)))}"
-        print(f"{name:36s} {peak / 2**20:9.2f} {planned / 2**20:12.2f} {step * 1e3:8.1f} {buffers:8d}  {same}")
+    for name, (_, program, loss) in runs.items():
+        planned = planned_peak(program, {loss.name}, args.batch)
+        buffers = sum(len(v) for v in getattr(program, "_buffer_plan", {}).values())
+        same = "same losses" if losses[name] == reference else \
+            f"LOSSES DIFFER {np.max(np.abs(np.subtract(losses[name], reference)))}"
+        print(f"{name:36s} {max(peaks[name]) / 2**20:9.2f} {planned / 2**20:12.2f} "
+              f"{statistics.median(times[name]) * 1e3:8.1f} {buffers:8d}  {same}")
 
 
 if __name__ == "__main__":
