@@ -1,6 +1,6 @@
 """Training-step throughput: headrace vs a hand-written NumPy forward/backward of the same MLP.
 
-    python bench/train_mlp.py [--hidden 1024] [--layers 8] [--batch 256] [--steps 20]
+    python bench/train_mlp.py [--hidden 1024] [--layers 8] [--batch 256] [--steps 20] [--inplace]
 
 Network: input 1024 -> 8 x (fc 1024 + relu) -> fc 10 -> softmax cross-entropy (mean), float32,
 plain SGD.  headrace builds it as a static Program (``static.nn.fc`` layers, ``SGD.minimize``)
@@ -8,7 +8,8 @@ and runs it with the Executor; the NumPy version is the same arithmetic written 
 bias add, relu, softmax-CE, their gradients, in-place SGD), with no input gradient for the first
 layer, as autodiff also skips it.  The two are timed alternately in one process (same BLAS, same
 threads), after a warm-up; the script prints steps/s of each and their ratio (target >= 0.9), and
-checks that both produce the same losses.
+checks that both produce the same losses.  ``--inplace`` runs the headrace program through
+``CompiledProgram`` with ``BuildStrategy(enable_inplace=True, memory_optimize=True)``.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ paddle.enable_static()  # a static-program benchmark (headrace starts in dygraph
 from headrace.nn import functional as F
 
 
-def headrace_step_fn(weights, biases, lr):
+def headrace_step_fn(weights, biases, lr, inplace=False):
     main, startup = static.Program(), static.Program()
     with static.program_guard(main, startup):
         x = static.data("x", [-1, weights[0].shape[0]], "float32")
@@ -45,8 +46,15 @@ def headrace_step_fn(weights, biases, lr):
         scope.var(f"w{i}").get_tensor().set(w)
         scope.var(f"b{i}").get_tensor().set(b)
 
+    target = main
+    if inplace:
+        bs = static.BuildStrategy()
+        bs.enable_inplace = True
+        bs.memory_optimize = True
+        target = static.CompiledProgram(main, build_strategy=bs)
+
     def step(xb, yb):
-        return float(exe.run(main, feed={"x": xb, "y": yb}, fetch_list=[loss], scope=scope)[0])
+        return float(exe.run(target, feed={"x": xb, "y": yb}, fetch_list=[loss], scope=scope)[0])
     return step, len(main.global_block().ops)
 
 
@@ -94,6 +102,7 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--inplace", action="store_true", help="enable_inplace + memory_optimize")
     args = parser.parse_args()
 
     rng = np.random.default_rng(0)
@@ -105,7 +114,7 @@ def main() -> None:
     y = rng.integers(0, 10, (args.batch, 1)).astype(np.int64)
     lr = 1e-3
 
-    hr_step, n_ops = headrace_step_fn(weights, biases, lr)
+    hr_step, n_ops = headrace_step_fn(weights, biases, lr, args.inplace)
     np_step = numpy_step_fn(weights, biases, lr)
     losses_hr, losses_np = [hr_step(x, y) for _ in range(2)], [np_step(x, y) for _ in range(2)]  # warm-up
     times_hr, times_np = [], []
@@ -119,7 +128,8 @@ def main() -> None:
     agree = np.allclose(losses_hr, losses_np, rtol=1e-4)
     med_hr, med_np = statistics.median(times_hr), statistics.median(times_np)
     print(f"MLP {args.layers} x {args.hidden}, batch {args.batch}, float32, SGD; "
-          f"{n_ops} ops per headrace step; {args.steps} timed steps each, alternating")
+          f"{n_ops} ops per headrace step{' (enable_inplace + memory_optimize)' if args.inplace else ''}; "
+          f"{args.steps} timed steps each, alternating")
     print(f"headrace : {1 / med_hr:7.2f} steps/s (median {med_hr * 1e3:.1f} ms, min {min(times_hr) * 1e3:.1f} ms)")
     print(f"numpy    : {1 / med_np:7.2f} steps/s (median {med_np * 1e3:.1f} ms, min {min(times_np) * 1e3:.1f} ms)")
     print(f"ratio headrace/numpy throughput: {med_np / med_hr:.3f} (target >= 0.9)")
