@@ -41,10 +41,10 @@ def _tanh(s, out):
 
 
 def _tanh_grad(out, dout, buf):
-    dx = np.multiply(out, out, out=buf)
-    np.subtract(1, dx, out=dx)
-    dx *= dout
-    return dx
+    # ``buf`` may be ``dout``'s own buffer (inplace X@GRAD <- Out@GRAD): read dout in the last step only
+    t = np.multiply(out, out)
+    np.subtract(t.dtype.type(1), t, out=t)
+    return np.multiply(dout, t, out=buf)
 
 
 ACTIVATIONS = {"relu": (_relu, _relu_grad), "tanh": (_tanh, _tanh_grad)}

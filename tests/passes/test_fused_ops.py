@@ -79,3 +79,16 @@ def test_fused_relu_depthwise_conv_matches_and_differentiates():
     expected = lookup("depthwise_conv2d").kernel({"Input": np.maximum(x, 0), "Filter": w}, full)["Output"]
     np.testing.assert_array_equal(out, expected)
     check_grad("fused_relu_depthwise_conv2d", {"Input": x, "Filter": w}, attrs)
+
+
+def test_fused_activation_gradients_may_write_into_the_incoming_gradient():
+    """X@GRAD may be handed Out@GRAD's own buffer (inplace): the result must not change."""
+    from headrace.ops.fused import ACTIVATIONS
+    out = np.tanh(np.linspace(-2.0, 2.0, 9))
+    dout = np.linspace(1.0, 3.0, 9)
+    for name, (_, grad) in ACTIVATIONS.items():
+        o = out if name == "tanh" else np.maximum(out, 0)
+        want = grad(o, dout.copy(), None)
+        shared = dout.copy()
+        got = grad(o, shared, shared)
+        assert got is shared and np.array_equal(got, want), name
