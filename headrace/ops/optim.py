@@ -107,7 +107,8 @@ register(
 
 # --- lars_momentum -----------------------------------------------------------------------------
 def _lars_momentum_kernel(ins, attrs):
-    """LARS as the reference kernel computes it (norms over the whole tensor, in float64 sums):
+    """LARS as the reference kernel computes it (L2 norms over the whole tensor, summed in the
+    parameter's dtype):
     g = rescale_grad * grad; local_lr = lr * lars_coeff * ||p|| / (||g|| + wd * ||p|| + epsilon)
     when wd > 0 and both norms are > 0, else lr (plain momentum);
     v = mu * v + local_lr * (g + wd * p); p = p - v."""

@@ -207,6 +207,7 @@ class Optimizer:
 
     def _apply_eager(self, params_grads) -> None:
         with no_grad():
+            params_grads = self._clip_and_regularize(params_grads)
             params = [p for p, _ in params_grads]
             new = [p for p in params if not any(p.name in acc for acc in self._accumulators.values())]
             self._create_accumulators(new)
@@ -270,6 +271,10 @@ class Optimizer:
         if self._grad_clip is None and self._regularization is None and \
                 not any(getattr(p, "regularizer", None) for p, _ in params_grads):
             return params_grads
+        if context.in_dynamic_mode():   # computed at once (under no_grad: see _apply_eager)
+            if self._grad_clip is not None:
+                params_grads = self._grad_clip(params_grads)
+            return append_regularization(params_grads, self._regularization)
         program = context.default_main_program()
         with program.role_guard(OpRole.Optimize):
             if self._grad_clip is not None:

@@ -11,10 +11,15 @@ updates the parameters identically on every place.
 Algorithm
 ---------
 1. Gradient scale (``ctx.gradient_scale``): the op seeding ``loss@GRAD`` (role Backward|Loss)
-   fills ``1/places`` (CoeffNumDevice: all-reduced gradients then equal the full-batch mean's),
+   fills ``1/places`` (CoeffNumDevice: when the batch divides evenly, all-reduced gradients then
+   equal the full-batch mean's; with an uneven split each place's mean weighs 1/places, as in the
+   reference),
    keeps 1 (One), or is removed and ``loss@GRAD`` becomes a fed variable (Customized).
-2. For every ``(param, grad)`` of an update op, a collective is inserted right after the last
-   non-update op writing ``grad`` (the point the gradient is complete):
+2. For every parameter of an update op, a collective is inserted on the gradient the *backward*
+   computed (named by ``op_role_var`` on its last Backward writer), right after that writer —
+   not on what the update op reads, which may be the result of gradient clipping or weight decay
+   (role Optimize): those then run on the combined gradient, identically on every place, as
+   without data parallel.
    - AllReduce (``apply_all_reduce``): ``c_allreduce_sum(grad) -> grad``; every place then runs
      every update on identical inputs.
    - Reduce (``apply_reduce``): parameters get owner places (greedy by bytes, in program order);
@@ -39,14 +44,56 @@ class DataParallelError(HeadraceError, ValueError):
     pass
 
 
+def _backward_gradients(block) -> dict:
+    """param -> the gradient the backward computed for it (``op_role_var`` of its last writer)."""
+    raw = {}
+    for op in block.ops:
+        if roles.is_optimize(op.attrs.get(roles.ROLE_ATTR, 0)):
+            continue
+        role_var = op.attrs.get(roles.ROLE_VAR_ATTR) or []
+        for param, grad in zip(role_var[0::2], role_var[1::2]):
+            raw[param] = grad
+    return raw
+
+
 def _update_ops(block) -> list:
-    """(op, param, grad) of the parameter update ops."""
+    """(op, param, grad) of the parameter update ops; ``grad`` is the backward's gradient of
+    ``param`` (what the update reads may be derived from it by clipping / weight decay)."""
+    raw = _backward_gradients(block)
     found = []
     for op in block.ops:
         role_var = op.attrs.get(roles.ROLE_VAR_ATTR) or []
         if roles.is_optimize(op.attrs.get(roles.ROLE_ATTR, 0)) and len(role_var) >= 2:
-            found.append((op, role_var[0], role_var[1]))
+            found.append((op, role_var[0], raw.get(role_var[0], role_var[1])))
     return found
+
+
+def _check_per_parameter(block, updates) -> None:
+    """Reduce mode updates each parameter on one place only, from that place's reduced gradient:
+    an update that depends on other parameters' gradients (e.g. clipping by the global norm)
+    would read unreduced ones there."""
+    raw_param = {grad: param for _, param, grad in updates}
+    writer = {}
+    for op in block.ops:
+        if roles.is_optimize(op.attrs.get(roles.ROLE_ATTR, 0)):
+            for name in op.output_arg_names:
+                writer.setdefault(name, op)
+    for op, param, _ in updates:
+        stack, seen = [n for n in op.input_arg_names if n != param], set()
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            other = raw_param.get(name)
+            if other is not None and other != param:
+                raise DataParallelError(
+                    f"with_data_parallel: in Reduce mode the update of {param!r} depends on the gradient "
+                    f"of {other!r} (e.g. ClipGradByGlobalNorm), which only its owner place has reduced; "
+                    "use ReduceStrategy.AllReduce")
+            source = writer.get(name)
+            if source is not None and source is not op:
+                stack.extend(source.input_arg_names)
 
 
 def _seed_op(block, loss_name):
@@ -149,6 +196,7 @@ def apply_reduce(program, ctx):
     updates = _prepare(program, ctx)
     if not updates:
         return program
+    _check_per_parameter(block, updates)
     params = list(dict.fromkeys(p for _, p, _ in updates))
     grad_of = {}
     for _, param, grad in updates:

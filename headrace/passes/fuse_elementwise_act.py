@@ -94,6 +94,8 @@ def _add_outer(block, uses, add, keep) -> bool:
         if act is None or add.attrs["axis"] != -1 or var_x.shape != var_y.shape:
             return False
         a, t, t_slot = y_name, x_name, "X"
+    if a == t:   # t + t: the fused op would read t as X while writing it as IntermediateOut
+        return False
     a_slot = "X" if t_slot == "Y" else "Y"
     o = add.outputs["Out"][0]
     order = {id(op): i for i, op in enumerate(block.ops)}

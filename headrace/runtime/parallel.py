@@ -7,7 +7,8 @@
 2. Scopes: place 0 uses the caller's scope; every other place owns a private Scope holding its
    copy of the persistables (parameters, optimizer state, statistics), copied from place 0's
    scope before the first run and again whenever the caller replaces a value there (e.g. re-runs
-   the startup program).
+   the startup program).  State only another place writes (Reduce mode: the optimizer state of
+   the parameters it owns) is copied back into the caller's scope after each run.
 3. Each place runs the executor's loop on its own plan with its own communicator installed
    (``ops.collective.using``); place 0 runs in the calling thread.  If one place fails, the
    group is aborted so no place waits forever, and the first real error is raised naming its place.
@@ -131,6 +132,7 @@ class ParallelRunner:
         persist = sorted({n for plan in plans for n in plan.persist_reads})
         self._sync_persistables(scope, scopes, persist)
         results = self._run_places(executor, plans, scopes, arrays)
+        self._collect_owned_state(plans, scopes)
         self._remember(scope, persist)
         if not compiled._data_parallel:
             merged = results[0]
@@ -142,6 +144,22 @@ class ParallelRunner:
             return merged
         return [LoDTensor._untracked(m) if isinstance(m, np.ndarray) else [LoDTensor._untracked(v) for v in m]
                 for m in merged]
+
+    @staticmethod
+    def _collect_owned_state(plans, scopes) -> None:
+        """Reduce mode updates a parameter's optimizer state (velocity, moments...) only on its
+        owner place: copy what places >= 1 alone wrote back into the caller's scope, so that scope
+        (the one users save from) holds every current value."""
+        if len(plans) < 2:
+            return
+        written_by_0 = {n for step in plans[0].steps for n in step.op.output_arg_names}
+        for plan, local in zip(plans[1:], scopes[1:]):
+            for step in plan.steps:
+                for name in step.op.output_arg_names:
+                    if name in plan.persistables and name not in written_by_0:
+                        value = local._get_array(name)
+                        if value is not None:
+                            scopes[0]._set_array(name, value.copy())
 
     def _run_places(self, executor, plans, scopes, arrays) -> list:
         n = self.num_places

@@ -14,12 +14,22 @@ OPTIMIZERS = {
     "momentum": lambda params: paddle.optimizer.Momentum(0.05, momentum=0.8, parameters=params,
                                                          use_nesterov=True),
     "adam": lambda params: paddle.optimizer.Adam(0.01, parameters=params),
+    # gradient clipping then weight decay, in both modes (the first weight has its own L1Decay)
+    "sgd_decay_global_norm": lambda params: paddle.optimizer.SGD(
+        0.1, parameters=params, weight_decay=0.05, grad_clip=paddle.nn.ClipGradByGlobalNorm(0.3)),
+    "momentum_l1_by_value": lambda params: paddle.optimizer.Momentum(
+        0.05, momentum=0.8, parameters=params, weight_decay=paddle.regularizer.L1Decay(0.01),
+        grad_clip=paddle.nn.ClipGradByValue(0.05)),
+    "adam_by_norm": lambda params: paddle.optimizer.Adam(
+        0.01, parameters=params, grad_clip=paddle.nn.ClipGradByNorm(0.2)),
 }
 
 
 def _net():
     return paddle.nn.Sequential(
-        paddle.nn.Linear(4, 5, weight_attr=paddle.ParamAttr(learning_rate=0.5)), paddle.nn.ReLU(),
+        paddle.nn.Linear(4, 5, weight_attr=paddle.ParamAttr(learning_rate=0.5,
+                                                             regularizer=paddle.regularizer.L1Decay(0.02))),
+        paddle.nn.ReLU(),
         paddle.nn.Linear(5, 1))
 
 

@@ -209,3 +209,32 @@ def test_inplace_plans_buffers_and_lowers_the_measured_peak():
     assert list(saved[fused_at]) == [activation, 0, activation] and saved.min() == 0
     assert planned_b.max() <= planned_a.max()
     assert measured_b <= measured_a
+
+
+def test_activation_added_to_itself_is_left_unfused_and_trains_the_same():
+    """t + t with t = relu(...): fusing would read t while writing it; the pass must skip it."""
+    import headrace as paddle
+    from headrace.core import names
+
+    def build():
+        main, startup = static.Program(), static.Program()
+        main.random_seed = startup.random_seed = 4
+        with static.program_guard(main, startup), names.guard():
+            x = static.data("x", [-1, 3], "float32")
+            t = paddle.nn.functional.relu(static.nn.fc(x, size=3, bias_attr=False))
+            loss = paddle.mean(t + t)
+            paddle.optimizer.SGD(0.1).minimize(loss)
+        return main, startup, loss
+
+    feeds = [{"x": np.linspace(-1, 1, 6, dtype="float32").reshape(2, 3) * (k + 1)} for k in range(3)]
+
+    def run(bs):
+        main, startup, loss = build()
+        prog = main if bs is None else static.CompiledProgram(main, build_strategy=bs)
+        scope, exe = static.Scope(), static.Executor()
+        exe.run(startup, scope=scope)
+        return [float(exe.run(prog, feed=f, fetch_list=[loss], scope=scope)[0]) for f in feeds]
+
+    bs = BS()
+    bs.fuse_elewise_add_act_ops = True
+    assert run(bs) == run(None)

@@ -6,7 +6,9 @@ import pytest
 
 import headrace as paddle
 import headrace.static as static
+from headrace.core import names
 from headrace.core.errors import DeviceError, FeedError
+from headrace.passes import PassError
 from headrace.runtime import memory
 
 from ..passes.dp_nets import batches, conv_bn_fc_net, train
@@ -179,3 +181,86 @@ def test_memory_tracker_is_thread_safe():
     for t in threads:
         t.join()
     assert tracker.current == 0 and tracker.peak <= 200 * 16 * 8 * 1
+
+
+def _decay_clip_net(**optimizer_args):
+    main, startup = static.Program(), static.Program()
+    main.random_seed = startup.random_seed = 3
+    with static.program_guard(main, startup), names.guard():
+        x = static.data("x", [-1, 8], "float32")
+        h = static.nn.fc(x, size=6, activation="tanh")
+        y = static.nn.fc(h, size=4)
+        loss = paddle.mean(y * y)
+        paddle.optimizer.Momentum(learning_rate=0.1, momentum=0.5, **optimizer_args).minimize(loss)
+    return main, startup, loss
+
+
+def _run_decay_clip(places, reduce=False, **optimizer_args):
+    main, startup, loss = _decay_clip_net(**optimizer_args)
+    prog = main
+    if places:
+        bs = BS()
+        bs.reduce_strategy = BS.ReduceStrategy.Reduce if reduce else BS.ReduceStrategy.AllReduce
+        prog = static.CompiledProgram(main).with_data_parallel(loss_name=loss.name, build_strategy=bs,
+                                                               places=static.cpu_places(places))
+    scope, exe = static.Scope(), static.Executor(static.CPUPlace())
+    rng = np.random.default_rng(0)
+    with static.scope_guard(scope):
+        exe.run(startup)
+        for _ in range(3):
+            exe.run(prog, feed={"x": rng.standard_normal((4, 8)).astype("float32")}, fetch_list=[loss])
+        return {p.name: np.array(scope._get_array(p.name)) for p in main.all_parameters()}
+
+
+DECAY_CLIP = {
+    "l2": {"weight_decay": 0.5},
+    "l1": {"weight_decay": paddle.regularizer.L1Decay(0.05)},
+    "by_value": {"grad_clip": paddle.nn.ClipGradByValue(0.01)},
+    "by_norm": {"grad_clip": paddle.nn.ClipGradByNorm(0.02)},
+    "global_norm": {"grad_clip": paddle.nn.ClipGradByGlobalNorm(0.05), "weight_decay": 0.1},
+}
+
+
+@pytest.mark.parametrize("reduce", [False, True], ids=["allreduce", "reduce"])
+@pytest.mark.parametrize("case", sorted(DECAY_CLIP))
+def test_clipping_and_decay_act_on_the_combined_gradient(case, reduce):
+    """The collectives go on the backward's gradients; clipping / decay then see the full-batch
+    gradient on every place, so 2 places train like 1 (they would not if each place clipped or
+    decayed its own half before combining)."""
+    if reduce and case == "global_norm":
+        with pytest.raises(PassError, match="Reduce mode .* depends on the gradient"):
+            _run_decay_clip(2, reduce, **DECAY_CLIP[case])
+        return
+    one = _run_decay_clip(0, **DECAY_CLIP[case])
+    two = _run_decay_clip(2, reduce, **DECAY_CLIP[case])
+    plain = _run_decay_clip(0)
+    for name in one:
+        np.testing.assert_allclose(two[name], one[name], rtol=1e-5, atol=1e-7)
+    assert any(np.abs(one[n] - plain[n]).max() > 1e-4 for n in one)   # the clip / decay did act
+
+
+def test_reduce_mode_leaves_all_optimizer_state_in_the_callers_scope():
+    """Velocities of parameters owned by place 1 are copied back: the caller's scope (the one a
+    user saves) matches a 1-place run."""
+    def velocities(places):
+        with names.guard():
+            main, startup, loss = conv_bn_fc_net("momentum")
+        prog = main
+        if places > 1:
+            bs = BS()
+            bs.reduce_strategy = BS.ReduceStrategy.Reduce
+            bs.sync_batch_norm = True   # batch statistics over the global batch, as with 1 place
+            prog = static.CompiledProgram(main).with_data_parallel(loss_name=loss.name, build_strategy=bs,
+                                                                   places=static.cpu_places(places))
+        scope, exe = static.Scope(), static.Executor(static.CPUPlace())
+        with static.scope_guard(scope):
+            exe.run(startup)
+            for feed in batches(2):
+                exe.run(prog, feed=feed, fetch_list=[loss])
+        return {v.name: np.array(scope._get_array(v.name)) for v in main.list_vars()
+                if v.persistable and "velocity" in v.name}
+    one, two = velocities(1), velocities(2)
+    assert one.keys() == two.keys() and len(one) > 2
+    for name in one:
+        assert np.abs(one[name]).max() > 0, name
+        np.testing.assert_allclose(two[name], one[name], rtol=1e-5, atol=1e-7, err_msg=name)
