@@ -18,27 +18,13 @@ import numpy as np
 
 import headrace as paddle
 import headrace.static as static
-from headrace.nn import functional as F
+from _nets import mlp_program  # bench/ is the script's folder, so on sys.path
 
 paddle.enable_static()
 
 
-def build(hidden, layers):
-    main, startup = static.Program(), static.Program()
-    main.random_seed = startup.random_seed = 1
-    with static.program_guard(main, startup):
-        h = static.data("x", [-1, hidden], "float32")
-        y = static.data("y", [-1, 1], "int64")
-        for _ in range(layers):
-            h = static.nn.fc(h, size=hidden, activation="relu")
-        logits = static.nn.fc(h, size=10)
-        loss = paddle.mean(F.cross_entropy(logits, y, reduction="none"))
-        paddle.optimizer.SGD(learning_rate=1e-3).minimize(loss)
-    return main, startup, loss
-
-
 def run(places, args, feeds):
-    main, startup, loss = build(args.hidden, args.layers)
+    main, startup, loss = mlp_program(args.hidden, args.layers)
     compiled = static.CompiledProgram(main).with_data_parallel(loss_name=loss.name,
                                                                places=static.cpu_places(places))
     scope = static.Scope()

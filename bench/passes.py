@@ -20,7 +20,7 @@ import numpy as np
 
 import headrace as paddle
 import headrace.static as static
-from headrace.nn import functional as F
+from _nets import mlp_program  # bench/ is the script's folder, so on sys.path
 from headrace.passes.memory_reuse import planned_peak
 from headrace.runtime import memory
 
@@ -35,23 +35,9 @@ CONFIGS = {
 }
 
 
-def build(hidden, layers):
-    main, startup = static.Program(), static.Program()
-    main.random_seed = startup.random_seed = 1
-    with static.program_guard(main, startup):
-        h = static.data("x", [-1, hidden], "float32")
-        y = static.data("y", [-1, 1], "int64")
-        for _ in range(layers):
-            h = static.nn.fc(h, size=hidden, activation="relu")
-        logits = static.nn.fc(h, size=10)
-        loss = paddle.mean(F.cross_entropy(logits, y, reduction="none"))
-        paddle.optimizer.SGD(learning_rate=1e-3).minimize(loss)
-    return main, startup, loss
-
-
 def prepare(flags, args, feeds):
     """Compile one config and run its warm-up step; returns a step function and the program."""
-    main, startup, loss = build(args.hidden, args.layers)
+    main, startup, loss = mlp_program(args.hidden, args.layers)
     bs = static.BuildStrategy()
     for k, v in flags.items():
         setattr(bs, k, v)

@@ -23,7 +23,7 @@ import threading
 import numpy as np
 
 from .gradrule import NO_GRADIENT, grad_slot, standard_rule
-from .norm import _BN_ATTRS, _bn_channel_axis, _bn_global_stats, _bn_infer
+from .norm import _BN_ATTRS, _bn_channel_axis, _bn_global_stats, _bn_infer, bn_input_grad
 from .registry import many, optional, register, register_grad
 
 
@@ -186,10 +186,7 @@ def _sync_bn_grad_kernel(ins, attrs, wanted):
             m = packed[2 * channels]
             g_bias = (packed[:channels] / m).astype(compute)
             g_scale = (packed[channels:2 * channels] / m).astype(compute)
-            x_hat *= g_scale.reshape(1, -1, 1)
-            x_hat += g_bias.reshape(1, -1, 1)
-            dx = np.subtract(dy3, x_hat, out=x_hat)
-            dx *= factor
+            dx = bn_input_grad(dy3, x_hat, g_scale, g_bias, factor)
         result[grad_slot("X")] = dx.reshape(x.shape).astype(x.dtype, copy=False)
     return result
 

@@ -135,14 +135,22 @@ def _bn_grad_kernel(ins, attrs, wanted):
         factor = (scale * inv_std).astype(compute, copy=False).reshape(1, -1, 1)
         if global_stats:
             dx = dy3 * factor
-        else:  # dx = factor * (dy - dbias / m - x_hat * dscale / m), built in x_hat's buffer
+        else:
             m = x.size // channels
-            x_hat *= (dscale / m).reshape(1, -1, 1)
-            x_hat += (dbias / m).reshape(1, -1, 1)
-            dx = np.subtract(dy3, x_hat, out=x_hat)
-            dx *= factor
+            dx = bn_input_grad(dy3, x_hat, dscale / m, dbias / m, factor)
         result[grad_slot("X")] = dx.reshape(x.shape).astype(x.dtype, copy=False)
     return result
+
+
+def bn_input_grad(dy3, x_hat, dscale_mean, dbias_mean, factor):
+    """Batch-statistics X@GRAD over [pre, C, post] views: ``factor * (dy - dbias_mean - x_hat *
+    dscale_mean)`` per channel, built in ``x_hat``'s buffer (shared with sync_batch_norm, which
+    passes means over the global batch)."""
+    x_hat *= dscale_mean.reshape(1, -1, 1)
+    x_hat += dbias_mean.reshape(1, -1, 1)
+    dx = np.subtract(dy3, x_hat, out=x_hat)
+    dx *= factor
+    return dx
 
 
 register(
