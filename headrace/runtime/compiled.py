@@ -135,12 +135,25 @@ class CompiledProgram:
         from .parallel import ParallelRunner
 
         if self._runner is None:
-            share = self._share_vars_from._runner if self._share_vars_from is not None else None
-            if self._share_vars_from is not None and share is None:
-                raise RuntimeError("with_data_parallel: share_vars_from is a CompiledProgram that has not "
-                                   "run yet, so it has no variables to share; run it first")
-            self._runner = ParallelRunner(self._num_places, share)
+            self._runner = ParallelRunner(self._num_places, self._shared_runner())
         return self._runner.run(self, executor, feed, fetch_list, scope, return_numpy, return_merged)
+
+    def _shared_runner(self):
+        """The runner whose place scopes ``share_vars_from`` gives this program (checked as the
+        reference checks when compiling: it must be data parallel, have run, on as many places)."""
+        source = self._share_vars_from
+        if source is None:
+            return None
+        if not source._data_parallel:
+            raise ValueError("with_data_parallel: share_vars_from is not data parallel (call "
+                             "with_data_parallel on it); cannot share variables from it")
+        if source._runner is None:
+            raise ValueError("with_data_parallel: share_vars_from has not been compiled and run yet, so "
+                             "there are no variables to share; run it first")
+        if source._num_places != self._num_places:
+            raise ValueError(f"with_data_parallel: share_vars_from runs on {source._num_places} places, "
+                             f"this program on {self._num_places}; sharing variables needs the same places")
+        return source._runner
 
     def _place_list(self) -> list:
         return self._places or [CPUPlace()]

@@ -9,6 +9,9 @@
    scope before the first run and again whenever the caller replaces a value there (e.g. re-runs
    the startup program).  State only another place writes (Reduce mode: the optimizer state of
    the parameters it owns) is copied back into the caller's scope after each run.
+   ``share_vars_from``: the program uses the place scopes of the one shared from (so place k
+   reads the parameters and statistics place k of that program holds); as the reference, the
+   caller's scope is ignored (with a warning) when that program never ran with it.
 3. Each place runs the executor's loop on its own plan with its own communicator installed
    (``ops.collective.using``); place 0 runs in the calling thread.  If one place fails, the
    group is aborted so no place waits forever, and the first real error is raised naming its place.
@@ -19,6 +22,7 @@
 from __future__ import annotations
 
 import threading
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -37,15 +41,31 @@ class ParallelRunner:
         self._share_from = share_from
         self._local_scopes = {}   # id(user scope) -> (user scope, [Scope per place >= 1])
         self._synced = {}         # (id(user scope), name) -> the array place 0 had after the last sync/run
+        self._last_scope = None   # the caller's scope of the latest run (what share_vars_from shares)
 
     # --- scopes ----------------------------------------------------------------------------------
     def _scopes(self, scope) -> list:
         if self._share_from is not None:
-            return self._share_from._scopes(scope)
+            return self._shared_scopes(scope)
+        self._last_scope = scope
         entry = self._local_scopes.get(id(scope))
         if entry is None or entry[0] is not scope:
             entry = self._local_scopes[id(scope)] = (scope, [Scope() for _ in range(self.num_places - 1)])
         return [scope] + entry[1]
+
+    def _shared_scopes(self, scope) -> list:
+        """``share_vars_from``: the place scopes of the program shared from.  As the reference, the
+        caller's scope is ignored when it is not one that program ran with (with a warning)."""
+        source = self._share_from
+        entry = source._local_scopes.get(id(scope))
+        if entry is not None and entry[0] is scope:
+            return [scope] + entry[1]
+        if source._last_scope is None:
+            raise ValueError("with_data_parallel: share_vars_from has not run yet, so there are no "
+                             "variables to share; run it first")
+        warnings.warn("share_vars_from is set: the scope passed to Executor.run is ignored; the places "
+                      "use the scopes of the program shared from", stacklevel=6)
+        return source._scopes(source._last_scope)
 
     def _sync_persistables(self, scope, scopes, names) -> None:
         """Copy place 0's value of each persistable into the other places when it changed."""
@@ -74,7 +94,12 @@ class ParallelRunner:
         if isinstance(feed, (list, tuple)):
             if len(feed) != n:
                 raise FeedError(f"a list of feeds needs one dict per place ({n}), got {len(feed)}")
-            return [dict(f) for f in feed]
+            feeds = [dict(f) for f in feed]
+            for k, f in enumerate(feeds[1:], 1):
+                if sorted(f) != sorted(feeds[0]):
+                    raise FeedError(f"a list of feeds needs the same names for every place: place {k} "
+                                    f"feeds {sorted(f)}, place 0 feeds {sorted(feeds[0])}")
+            return feeds
         if not isinstance(feed, dict):
             raise TypeError(f"Executor.run: feed must be a dict (or one dict per place), got "
                             f"{type(feed).__name__}")
@@ -124,11 +149,17 @@ class ParallelRunner:
                         f"be fed (shape ({self.num_places},): one value per place, split along dim 0); "
                         f"place {k}'s feed has only {sorted(f)}")
         plans, arrays = [], []
-        for program, f in zip(programs, feeds):
-            checked = executor._check_feed(program, f)
+        for k, (program, f) in enumerate(zip(programs, feeds)):
+            try:
+                checked = executor._check_feed(program, f)
+            except FeedError as err:
+                if not compiled._data_parallel:
+                    raise
+                raise FeedError(f"on place {k} of {self.num_places}: {err}") from err
             arrays.append(checked)
             plans.append(executor._plan(program, tuple(checked), fetch_names))
         scopes = self._scopes(scope)
+        scope = scopes[0]
         persist = sorted({n for plan in plans for n in plan.persist_reads})
         self._sync_persistables(scope, scopes, persist)
         results = self._run_places(executor, plans, scopes, arrays)
@@ -176,7 +207,7 @@ class ParallelRunner:
         errors = [(k, err) for k, (ok, err) in enumerate(outcomes) if not ok]
         if errors:
             group.reset()
-            real = [(k, e) for k, e in errors if not isinstance(e, threading.BrokenBarrierError)]
+            real = [(k, e) for k, e in errors if not _broken_barrier(e)]
             k, err = (real or errors)[0]
             if isinstance(err, HeadraceError):
                 raise type(err)(f"on place {k} of {n}: {err}") from err
@@ -190,6 +221,18 @@ def _guarded(fn, k, group):
     except BaseException as exc:  # noqa: BLE001 - reported by the caller, naming the place
         group.abort()
         return False, exc
+
+
+def _broken_barrier(exc) -> bool:
+    """A place that only waited for a failed one (the executor wraps the barrier's error in a
+    KernelError naming the collective op)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, threading.BrokenBarrierError):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _merge(values):
