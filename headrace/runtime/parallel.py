@@ -6,8 +6,9 @@
    dicts gives each place its own feed.
 2. Scopes: place 0 uses the caller's scope; every other place owns a private Scope holding its
    copy of the persistables (parameters, optimizer state, statistics), copied from place 0's
-   scope before the first run and again whenever the caller replaces a value there (e.g. re-runs
-   the startup program).  State only another place writes (Reduce mode: the optimizer state of
+   scope before the first run and again whenever a value there is stored outside the group's runs
+   (e.g. the startup program re-run, or a plain Executor step updating parameters in place: the
+   scope counts stores).  State only another place writes (Reduce mode: the optimizer state of
    the parameters it owns) is copied back into the caller's scope after each run.
    ``share_vars_from``: the program uses the place scopes of the one shared from (so place k
    reads the parameters and statistics place k of that program holds); as the reference, the
@@ -40,7 +41,7 @@ class ParallelRunner:
         self._pool = ThreadPoolExecutor(max_workers=num_places - 1) if num_places > 1 else None
         self._share_from = share_from
         self._local_scopes = {}   # id(user scope) -> (user scope, [Scope per place >= 1])
-        self._synced = {}         # (id(user scope), name) -> the array place 0 had after the last sync/run
+        self._synced = {}         # (id(user scope), name) -> place 0's (array, store count) after the last sync/run
         self._last_scope = None   # the caller's scope of the latest run (what share_vars_from shares)
 
     # --- scopes ----------------------------------------------------------------------------------
@@ -71,22 +72,23 @@ class ParallelRunner:
         """Copy place 0's value of each persistable into the other places when it changed."""
         owner = self._share_from or self
         for name in names:
-            value = scope._get_array(name)
-            if value is None:
+            mark = scope._write_mark(name)
+            if mark is None:
                 continue  # the executor reports it, naming the op that reads it
             key = (id(scope), name)
-            if owner._synced.get(key) is value:
+            seen = owner._synced.get(key)
+            if seen is not None and seen[0] is mark[0] and seen[1] == mark[1]:
                 continue
             for local in scopes[1:]:
-                local._set_array(name, value.copy())
-            owner._synced[key] = value
+                local._set_array(name, mark[0].copy())
+            owner._synced[key] = mark
 
     def _remember(self, scope, names) -> None:
         owner = self._share_from or self
         for name in names:
-            value = scope._get_array(name)
-            if value is not None:
-                owner._synced[(id(scope), name)] = value
+            mark = scope._write_mark(name)
+            if mark is not None:
+                owner._synced[(id(scope), name)] = mark
 
     # --- feeds ------------------------------------------------------------------------------------
     def _split_feeds(self, compiled, feed) -> list:

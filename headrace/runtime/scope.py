@@ -12,11 +12,12 @@ from .memory import cpu as _tracker
 class LoDTensor:
     """A tensor value in a scope; convertible with ``np.array(t)`` and settable with ``set``."""
 
-    __slots__ = ("_array", "_lod")
+    __slots__ = ("_array", "_lod", "_writes")
 
     def __init__(self, array=None):
         self._array = None
         self._lod = []
+        self._writes = 0   # counts stores, including in-place updates stored back (see _write_mark)
         if array is not None:
             self._store(np.asarray(array))
 
@@ -30,6 +31,7 @@ class LoDTensor:
     def _store(self, array) -> None:
         old = self._array
         self._array = array
+        self._writes += 1
         _tracker.acquire(array)
         if old is not None:
             _tracker.release(old)
@@ -150,6 +152,16 @@ class Scope:
 
     def _set_array(self, name: str, array) -> None:
         self.var(name).get_tensor()._store(array)
+
+    def _write_mark(self, name: str):
+        """(array, number of stores) of a variable, or None: changes whenever the value is stored,
+        also when an update op stored the same, in-place-updated array (data parallel uses it to
+        notice that place 0's persistables changed between its runs)."""
+        var = self.find_var(name)
+        if var is None:
+            return None
+        tensor = var.get_tensor()
+        return None if tensor._array is None else (tensor._array, tensor._writes)
 
 
 _global_scope = Scope()

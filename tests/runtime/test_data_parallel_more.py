@@ -290,10 +290,6 @@ def test_gradient_scale_on_an_uneven_split(strategy, weight):
     assert np.abs(expected_w - full_w).max() > 1e-3   # the uneven split is not the full-batch gradient
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: the runner re-copies place 0's persistables to the "
-                   "other places only when the value object changes; optimizer kernels update in "
-                   "place, so a plain Executor step on the same scope leaves places >= 1 stale (needs "
-                   "a per-variable write counter in runtime/scope.py)")
 def test_a_plain_step_between_data_parallel_runs_reaches_every_place():
     main, startup, test, out, loss = fc_net()
     prog = data_parallel(main, loss)
