@@ -12,8 +12,9 @@ would without recompute.  Results are therefore bit-identical to training withou
 Semantics (the reference system's, measured in ``shared/reference/paddle_behaviour.md`` §2)
 ------------------------------------------------------------------------------------------
 1. Forward path: the ops that lead to a target, walking back from the targets through inputs
-   that are not stop_gradient and not in the no-grad set; ops without a gradient
-   (``NO_GRADIENT``) are left out, so their outputs are held, never recomputed.
+   that are not stop_gradient and not in the no-grad set, each name to its last writer before
+   the reader; ops without a gradient (``NO_GRADIENT``) are left out (and end the walk through
+   what they write), so their outputs are held, never recomputed.
 2. Checkpoints are de-duplicated; those no forward-path op reads or writes are dropped (logged);
    the rest are ordered by the position of their last writer on the path (feeds and parameters,
    never written, first; stable otherwise).
@@ -28,7 +29,7 @@ Semantics (the reference system's, measured in ``shared/reference/paddle_behavio
    reference does) and the forward original dies after its last forward reader — except
    *held* variables: checkpoints, targets, variables read by a path op after the segment
    (cross-segment variables, logged so users can pick better checkpoints), variables written
-   twice on the path, and outputs of random ops that cannot replay their draw (no ``Seed``
+   twice in the block, and outputs of random ops that cannot replay their draw (no ``Seed``
    input).  Feeds, parameters and other persistables are never renamed.
 5. Each segment's forward ops are copied into the backward right before the segment's first
    gradient op; a copy writes only freed variables (other outputs become ``@EMPTY@``: a copy
@@ -108,7 +109,13 @@ def forward_path(block, targets, no_grad) -> list:
     reach = set(targets)
     path = []
     for op in reversed(ops[: max(ends) + 1]):
-        if lookup(op.type).grad is NO_GRADIENT or not any(n in reach for n in op.output_arg_names):
+        reached = [n for n in op.output_arg_names if n in reach]
+        if not reached:
+            continue
+        # this op is the last writer before the readers that reached these names: earlier
+        # writers are not reached through them (an overwrite by a non-differentiable op ends it)
+        reach.difference_update(reached)
+        if lookup(op.type).grad is NO_GRADIENT:
             continue
         path.append(op)
         for name in op.input_arg_names:
@@ -176,7 +183,13 @@ def make_plan(block, targets, no_grad, checkpoints) -> RecomputePlan:
         return var is not None and var.persistable
 
     always_held = set(cps) | set(targets)
-    always_held.update(n for n, ws in writes.items() if len(ws) > 1)
+    # a name written more than once (by any op, on the path or not) is never renamed: a copy
+    # could not tell which of its values a reader saw
+    writer_count = defaultdict(int)
+    for op in block.ops:
+        for name in set(op.output_arg_names):
+            writer_count[name] += 1
+    always_held.update(n for n, count in writer_count.items() if count > 1)
     for op in path:
         if lookup(op.type).random and not _replays(op):
             always_held.update(op.output_arg_names)

@@ -116,19 +116,30 @@ class _Slot:
 
 
 def _flat_tensors(outputs) -> list:
+    """Every Tensor in the output, depth first through tuples, lists and dicts."""
     if isinstance(outputs, Tensor):
         return [outputs]
     if isinstance(outputs, (tuple, list)):
-        return [o for o in outputs if isinstance(o, Tensor)]
+        return [t for o in outputs for t in _flat_tensors(o)]
+    if isinstance(outputs, dict):
+        return [t for o in outputs.values() for t in _flat_tensors(o)]
     return []
 
 
 def _replace_tensors(outputs, make):
+    """The output with every Tensor replaced by ``make(tensor)``, in ``_flat_tensors`` order."""
     if isinstance(outputs, Tensor):
         return make(outputs)
     if isinstance(outputs, (tuple, list)):
-        return type(outputs)(make(o) if isinstance(o, Tensor) else o for o in outputs)
+        return type(outputs)(_replace_tensors(o, make) for o in outputs)
+    if isinstance(outputs, dict):
+        return type(outputs)((k, _replace_tensors(v, make)) for k, v in outputs.items())
     return outputs
+
+
+_OUTSIDE_TENSOR = ("recompute(use_reentrant=True): the function uses a tensor that needs a gradient but is "
+                   "not one of its arguments (e.g. through a closure); its gradient cannot flow out of the "
+                   "recomputed block. Pass it as an argument, or use use_reentrant=False")
 
 
 def recompute(function, *args, **kwargs):
@@ -197,7 +208,8 @@ class RecomputeNode(tape.Node):
     def apply(self, out_grads):
         args, kwargs, leaves = self.inputs.rebuild()
         replay = self.rng.replayed() if self.rng is not None else contextlib.nullcontext()
-        with replay, tape.enable_grad():
+        start = tape.next_seq()
+        with replay, tape.enable_grad(), tape.recomputation():
             outputs = self.function(*args, **kwargs)
         tensors = _flat_tensors(outputs)
         if len(tensors) != len(out_grads):
@@ -206,7 +218,7 @@ class RecomputeNode(tape.Node):
         roots = [(t, g) for t, g in zip(tensors, out_grads) if g is not None and not t.stop_gradient]
         if not roots:
             raise RuntimeError("none of output has requires_grad=True, this recompute() is not necessary")
-        tape.run_backward([t for t, _ in roots], [g for _, g in roots])
+        tape.run_backward([t for t, _ in roots], [g for _, g in roots], boundary=(start, _OUTSIDE_TENSOR))
         return [leaf._grad._value if leaf._grad is not None else None
                 for leaf, needed in zip(leaves, self.needs_grad) if needed]
 
@@ -269,7 +281,7 @@ class _Recomputation:
 
         args, kwargs, _ = self.inputs.rebuild()
         replay = self.rng.replayed() if self.rng is not None else contextlib.nullcontext()
-        with replay, tape.enable_grad(), tape.saved_tensors_hooks(collect, None):
+        with replay, tape.enable_grad(), tape.recomputation(), tape.saved_tensors_hooks(collect, None):
             self.function(*args, **kwargs)
         if len(captured) != self.count:
             raise RuntimeError(f"recompute: the forward saved {self.count} tensors for backward, the "

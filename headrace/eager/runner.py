@@ -129,7 +129,8 @@ def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
             floating = value.dtype.kind == "f" and targets is None
             if targets is not None:
                 t = targets[k]
-                t._value = value
+                if not tape.recomputing:   # a recomputation must not update running statistics twice
+                    t._value = value
             else:
                 t = Tensor._wrap(value, stop_gradient=not (requires and floating))
             tensors.append(t)

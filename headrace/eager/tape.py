@@ -229,8 +229,33 @@ def _add(a, b):
     return b if a is None else np.add(a, b)
 
 
-def run_backward(roots, root_grads, retain_graph=False) -> None:
-    """Backpropagate ``root_grads`` (arrays) from the tensors ``roots`` into leaf ``.grad``."""
+class GraphBoundaryError(HeadraceError, RuntimeError):
+    """An inner backward (reentrant recompute) reached a node recorded before its own graph."""
+
+
+recomputing = False   # inside a recompute's second forward: values the caller passed as outputs stay
+
+
+@contextlib.contextmanager
+def recomputation():
+    """Recompute's second forward: ops do not write into Tensors the caller passed as outputs
+    (running statistics), which the first forward already updated."""
+    global recomputing
+    old, recomputing = recomputing, True
+    try:
+        yield
+    finally:
+        recomputing = old
+
+
+def next_seq() -> int:
+    """The sequence number the next recorded node will get (nodes made later have larger ones)."""
+    return next(_seq)
+
+
+def run_backward(roots, root_grads, retain_graph=False, boundary=None) -> None:
+    """Backpropagate ``root_grads`` (arrays) from the tensors ``roots`` into leaf ``.grad``.
+    ``boundary`` = (first seq, message): reaching a node recorded earlier raises that message."""
     pending = {}       # node -> [grad per output]
     deps = {}          # node -> number of edges into it not processed yet
     ready = []
@@ -239,6 +264,8 @@ def run_backward(roots, root_grads, retain_graph=False) -> None:
         edge = _edge_of(tensor)
         if type(edge) is tuple:
             node, index = edge
+            if boundary is not None and node.seq < boundary[0]:
+                raise GraphBoundaryError(boundary[1])
             grads = pending.setdefault(node, [None] * len(node.out_metas))
             grads[index] = _add(grads[index], grad)
             if node not in deps:
@@ -258,6 +285,8 @@ def run_backward(roots, root_grads, retain_graph=False) -> None:
         for edge in node.edges:
             if type(edge) is tuple:
                 parent = edge[0]
+                if boundary is not None and parent.seq < boundary[0]:
+                    raise GraphBoundaryError(boundary[1])
                 deps[parent] = deps.get(parent, 0) + 1
                 if parent not in seen:
                     seen.add(parent)

@@ -123,6 +123,8 @@ def _seed_infer(ctx):
 
 
 def _seed_kernel(ins, attrs, rng):
+    if attrs["is_test"]:   # a test clone: its dropouts draw nothing, so neither does this
+        return {"Out": np.zeros(1, dtype=np.int32)}
     return {"Out": np.array([draw_seed(rng)], dtype=np.int32)}
 
 
@@ -130,14 +132,14 @@ register(
     "seed",
     inputs=[],
     outputs=["Out"],
-    attrs={"seed": 0, "fix_seed": False},
+    attrs={"seed": 0, "fix_seed": False, "is_test": False},
     infer=_seed_infer,
     kernel=_seed_kernel,
     random=True,
     grad=NO_GRADIENT,
     doc="Out = [s], the seed a random op with a `Seed` input would otherwise draw itself from the same "
         "stream (attribute seed/fix_seed, Program.random_seed, global generator); recompute inserts "
-        "it so a recomputed random op replays its numbers",
+        "it so a recomputed random op replays its numbers; with is_test (a test clone) it draws nothing",
 )
 
 

@@ -381,3 +381,54 @@ def test_recompute_lowers_the_executor_peak():
     none, every4 = peak(0), peak(4)
     assert none <= 13 * act           # about one activation per layer (8 layers + feed + gradients)
     assert every4 <= 0.75 * none
+
+
+# --- regressions found by review -----------------------------------------------------------
+def test_a_variable_overwritten_by_a_non_differentiable_op_is_not_recomputed_from_its_first_writer():
+    """v = relu(h), then fill_constant overwrites v: readers of v see the constant, so a copy
+    must not recompute v as relu(h)."""
+    def build():
+        x = static.data("x", [4, 6], "float32")
+        h = static.nn.fc(x, size=6, activation="tanh")
+        v = F.relu(h)
+        fluid.layers.fill_constant([4, 6], "float32", 0.5, out=v)
+        w = static.nn.fc(v, size=6, activation="sigmoid")
+        loss = paddle.mean(w * w)
+        return loss, {"w": w, "h": h}
+    feeds = [{"x": np.ones((4, 6), "float32") * k} for k in (1, 2)]
+    plain = train(build, lambda n: None, feeds)
+    for picked in (["w"], ["h", "w"]):
+        assert_bit_identical(plain, train(build, lambda n: [n[k] for k in picked], feeds))
+
+
+def test_a_test_clone_does_not_draw_the_recompute_seeds():
+    """clone(for_test=True) keeps the seed ops; with is_test they draw nothing, so alternating
+    training and evaluation runs stays bit-identical to the program without checkpoints."""
+    rng2 = np.random.default_rng(1)
+    feeds = [{"x": rng2.standard_normal((4, 6)).astype("float32")} for _ in range(3)]
+
+    def run(with_checkpoints):
+        paddle.seed(123)
+        main, startup = Program(), Program()
+        with static.program_guard(main, startup), names.guard():
+            x = static.data("x", [4, 6], "float32")
+            h1 = static.nn.fc(x, size=6, activation="tanh")
+            h2 = static.nn.fc(F.dropout(h1, p=0.3), size=6, activation="sigmoid")
+            loss = paddle.mean(static.nn.fc(h2, size=1))
+            opt = paddle.optimizer.SGD(0.1)
+            if with_checkpoints:
+                opt = fluid.optimizer.RecomputeOptimizer(opt)
+                opt._set_checkpoints([h2])
+            opt.minimize(loss)
+            test = main.clone(for_test=True)
+        scope, exe = Scope(), Executor()
+        exe.run(startup, scope=scope)
+        out = []
+        for f in feeds:
+            out.append(exe.run(main, feed=f, fetch_list=[loss], scope=scope)[0])
+            out.append(exe.run(test, feed=f, fetch_list=[loss], scope=scope)[0])
+        return out, test
+    plain, _ = run(False)
+    rec, test = run(True)
+    assert "seed" in ops_of(test)
+    assert all(np.array_equal(a, b) for a, b in zip(plain, rec))

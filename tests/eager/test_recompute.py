@@ -171,3 +171,55 @@ def test_hooks_hand_out_tickets_not_arrays():
     out = recompute(block, x, use_reentrant=False)
     packed = [v for v in out._node.saved.values() if isinstance(v, tape._Packed)]
     assert packed and all(isinstance(p.value, int) for p in packed)
+
+
+# --- regressions found by review -----------------------------------------------------------
+def test_reentrant_recompute_keeps_tensors_nested_in_the_output():
+    import headrace as paddle
+    from headrace.distributed.fleet.utils import recompute
+
+    def grads(mode):
+        paddle.seed(1)
+        lin = paddle.nn.Linear(4, 4)
+
+        def f(x):
+            y = lin(x)
+            return {"a": (y, 3), "b": [y * 2.0]}
+        x = paddle.rand([2, 4])
+        x.stop_gradient = False
+        out = f(x) if mode is None else recompute(f, x, use_reentrant=mode)
+        (out["a"][0].sum() + out["b"][0].sum()).backward()
+        return lin.weight.grad.numpy(), x.grad.numpy()
+    plain = grads(None)
+    for mode in (True, False):
+        got = grads(mode)
+        assert all(np.array_equal(a, b) for a, b in zip(plain, got)), mode
+
+
+def test_reentrant_recompute_rejects_an_outside_tensor_needing_a_gradient():
+    import headrace as paddle
+    from headrace.distributed.fleet.utils import recompute
+    from headrace.eager.tape import GraphBoundaryError
+
+    lin, b = paddle.nn.Linear(3, 3), paddle.nn.Linear(3, 3)
+    x = paddle.rand([2, 3])
+    h = paddle.tanh(lin(x))          # needs a gradient, and is not an argument of the function
+    y = recompute(lambda z: b(z) * h, x)
+    with pytest.raises(GraphBoundaryError, match="not one of its arguments"):
+        ((y * y).mean() + (h * 2).sum()).backward()
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_recompute_does_not_update_running_statistics_twice(reentrant):
+    import headrace as paddle
+    from headrace.distributed.fleet.utils import recompute
+
+    def stats(use_recompute):
+        paddle.seed(2)
+        bn = paddle.nn.BatchNorm1D(4)
+        x = paddle.rand([5, 4])
+        x.stop_gradient = False
+        y = recompute(bn, x, use_reentrant=reentrant) if use_recompute else bn(x)
+        y.sum().backward()
+        return [v.numpy() for v in bn.state_dict().values()]
+    assert all(np.array_equal(a, b) for a, b in zip(stats(False), stats(True)))
