@@ -23,7 +23,7 @@ import threading
 import numpy as np
 
 from .gradrule import NO_GRADIENT, grad_slot, standard_rule
-from .norm import _BN_ATTRS, _bn_channel_axis, _bn_global_stats, _bn_infer, bn_input_grad
+from .norm import _BN_ATTRS, _bn_channel_axis, _bn_global_stats, _bn_infer, bn_grad_kernel
 from .registry import many, optional, register, register_grad
 
 
@@ -157,38 +157,17 @@ def _sync_bn_kernel(ins, attrs):
             "SavedMean": np.array(use_mean, dtype=stat), "SavedVariance": np.asarray(inv_std, dtype=stat)}
 
 
-def _sync_bn_grad_kernel(ins, attrs, wanted):
-    """X@GRAD with the global sums of dY and dY * x_hat (all-reduced) and the global count;
-    Scale@GRAD / Bias@GRAD are this place's sums (combined later by the gradient all-reduce)."""
-    x, scale, dy = ins["X"], ins["Scale"], ins[grad_slot("Y")]
-    mean, inv_std = ins["SavedMean"], ins["SavedVariance"]
-    channels, view = _layout(x, attrs)
-    compute = np.result_type(x.dtype, mean.dtype)
-    dy3 = dy.reshape(view).astype(compute, copy=False)
-    x_hat = np.subtract(x.reshape(view), mean.reshape(1, -1, 1), dtype=compute)
-    x_hat *= inv_std.reshape(1, -1, 1)
-    dbias = dy3.sum(axis=(0, 2))
-    dscale = np.einsum("pcs,pcs->c", dy3, x_hat)
-    result = {}
-    if grad_slot("Bias") in wanted:
-        result[grad_slot("Bias")] = dbias.astype(scale.dtype, copy=False)
-    if grad_slot("Scale") in wanted:
-        result[grad_slot("Scale")] = dscale.astype(scale.dtype, copy=False)
-    if grad_slot("X") in wanted:
-        factor = (scale * inv_std).astype(compute, copy=False).reshape(1, -1, 1)
-        if _bn_global_stats(attrs):
-            dx = dy3 * factor
-        else:
-            packed = np.empty(2 * channels + 1, dtype=np.float64)
-            packed[:channels], packed[channels:2 * channels] = dbias, dscale
-            packed[2 * channels] = view[0] * dy3.shape[2]
-            packed = current_communicator().all_reduce_sum(packed)
-            m = packed[2 * channels]
-            g_bias = (packed[:channels] / m).astype(compute)
-            g_scale = (packed[channels:2 * channels] / m).astype(compute)
-            dx = bn_input_grad(dy3, x_hat, g_scale, g_bias, factor)
-        result[grad_slot("X")] = dx.reshape(x.shape).astype(x.dtype, copy=False)
-    return result
+def _global_batch_means(dscale, dbias, count):
+    """sync_batch_norm's X@GRAD subtracts the means over the global batch: this place's sums of
+    dY and dY * x_hat and its count are all-reduced (Scale@GRAD / Bias@GRAD stay this place's sums,
+    combined later by the gradient all-reduce)."""
+    channels = dscale.shape[0]
+    packed = np.empty(2 * channels + 1, dtype=np.float64)
+    packed[:channels], packed[channels:2 * channels] = dbias, dscale
+    packed[2 * channels] = count
+    packed = current_communicator().all_reduce_sum(packed)
+    m = packed[2 * channels]
+    return (packed[channels:2 * channels] / m).astype(dscale.dtype), (packed[:channels] / m).astype(dbias.dtype)
 
 
 register(
@@ -211,6 +190,6 @@ register_grad(
     outputs=[optional(grad_slot("X")), optional(grad_slot("Scale")), optional(grad_slot("Bias"))],
     attrs=dict(_BN_ATTRS),
     like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Scale"},
-    kernel=_sync_bn_grad_kernel,
+    kernel=bn_grad_kernel(_global_batch_means),
     doc="the gradient of `sync_batch_norm`: X@GRAD from global sums; Scale/Bias gradients local",
 )

@@ -103,7 +103,21 @@ def _bn_kernel(ins, attrs):
             "SavedMean": np.array(use_mean, dtype=stat), "SavedVariance": np.asarray(inv_std, dtype=stat)}
 
 
-def _bn_grad_kernel(ins, attrs, wanted):
+def local_batch_means(dscale, dbias, count):
+    """The per-channel means of dY * x_hat and dY over this batch (``count`` values a channel)."""
+    return dscale / count, dbias / count
+
+
+def bn_grad_kernel(batch_means):
+    """The batch_norm gradient kernel; ``batch_means(dscale, dbias, count)`` turns this batch's
+    per-channel sums into the means X@GRAD subtracts (sync_batch_norm averages over every place)."""
+    def kernel(ins, attrs, wanted):
+        return _bn_grad(ins, attrs, wanted, batch_means)
+    kernel.__doc__ = _bn_grad.__doc__
+    return kernel
+
+
+def _bn_grad(ins, attrs, wanted, batch_means):
     """Bias@GRAD = sum(dY); Scale@GRAD = sum(dY * x_hat) with x_hat = (X - SavedMean) * SavedVariance;
     X@GRAD = Scale * inv_std * (dY - mean(dY) - x_hat * mean(dY * x_hat)) with batch statistics,
     or Scale * inv_std * dY with the moving ones (then the statistics do not depend on X).
@@ -136,16 +150,15 @@ def _bn_grad_kernel(ins, attrs, wanted):
         if global_stats:
             dx = dy3 * factor
         else:
-            m = x.size // channels
-            dx = bn_input_grad(dy3, x_hat, dscale / m, dbias / m, factor)
+            dscale_mean, dbias_mean = batch_means(dscale, dbias, x.size // channels)
+            dx = bn_input_grad(dy3, x_hat, dscale_mean, dbias_mean, factor)
         result[grad_slot("X")] = dx.reshape(x.shape).astype(x.dtype, copy=False)
     return result
 
 
 def bn_input_grad(dy3, x_hat, dscale_mean, dbias_mean, factor):
     """Batch-statistics X@GRAD over [pre, C, post] views: ``factor * (dy - dbias_mean - x_hat *
-    dscale_mean)`` per channel, built in ``x_hat``'s buffer (shared with sync_batch_norm, which
-    passes means over the global batch)."""
+    dscale_mean)`` per channel, built in ``x_hat``'s buffer."""
     x_hat *= dscale_mean.reshape(1, -1, 1)
     x_hat += dbias_mean.reshape(1, -1, 1)
     dx = np.subtract(dy3, x_hat, out=x_hat)
@@ -174,7 +187,7 @@ register_grad(
     outputs=[optional(grad_slot("X")), optional(grad_slot("Scale")), optional(grad_slot("Bias"))],
     attrs=dict(_BN_ATTRS),
     like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Scale"},
-    kernel=_bn_grad_kernel,
+    kernel=bn_grad_kernel(local_batch_means),
     doc="the gradient of `batch_norm` (Y only; MeanOut/VarianceOut/SavedMean/SavedVariance are "
         "statistics, not differentiated): X, Scale and Bias gradients from the saved statistics",
 )
