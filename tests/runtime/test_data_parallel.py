@@ -264,3 +264,35 @@ def test_reduce_mode_leaves_all_optimizer_state_in_the_callers_scope():
     for name in one:
         assert np.abs(one[name]).max() > 0, name
         np.testing.assert_allclose(two[name], one[name], rtol=1e-5, atol=1e-7, err_msg=name)
+
+
+def test_recompute_program_on_two_places_trains_like_the_plain_program_on_one():
+    """Checkpoints (recompute copies in the backward) and data parallel together."""
+    def run(places, checkpoints):
+        main, startup = static.Program(), static.Program()
+        main.random_seed = startup.random_seed = 5
+        with static.program_guard(main, startup), names.guard():
+            x = static.data("x", [-1, 8], "float32")
+            h, acts = x, []
+            for _ in range(4):
+                h = static.nn.fc(h, size=8, activation="tanh")
+                acts.append(h)
+            loss = paddle.mean(static.nn.fc(h, size=1))
+            opt = paddle.optimizer.Momentum(0.1, momentum=0.9, grad_clip=paddle.nn.ClipGradByGlobalNorm(0.5))
+            if checkpoints:
+                opt = paddle.incubate.optimizer.RecomputeOptimizer(opt)
+                opt._set_checkpoints([acts[1], acts[3]])
+            opt.minimize(loss)
+        prog = main if places == 1 else static.CompiledProgram(main).with_data_parallel(
+            loss_name=loss.name, places=static.cpu_places(places))
+        scope, exe = static.Scope(), static.Executor(static.CPUPlace())
+        rng = np.random.default_rng(0)
+        with static.scope_guard(scope):
+            exe.run(startup)
+            for _ in range(3):
+                exe.run(prog, feed={"x": rng.standard_normal((6, 8)).astype("float32")}, fetch_list=[loss])
+            return {p.name: np.array(scope._get_array(p.name)) for p in main.all_parameters()}
+    plain = run(1, False)
+    both = run(2, True)
+    for name in plain:
+        np.testing.assert_allclose(both[name], plain[name], rtol=1e-5, atol=1e-7, err_msg=name)
