@@ -20,6 +20,7 @@ Parameters must be given (``parameters=`` / ``parameter_list=``).
 """
 from __future__ import annotations
 
+import contextlib
 import numbers
 from collections import defaultdict
 
@@ -271,12 +272,10 @@ class Optimizer:
         if self._grad_clip is None and self._regularization is None and \
                 not any(getattr(p, "regularizer", None) for p, _ in params_grads):
             return params_grads
-        if context.in_dynamic_mode():   # computed at once (under no_grad: see _apply_eager)
-            if self._grad_clip is not None:
-                params_grads = self._grad_clip(params_grads)
-            return append_regularization(params_grads, self._regularization)
-        program = context.default_main_program()
-        with program.role_guard(OpRole.Optimize):
+        # static mode appends the ops (role Optimize); eager mode computes them now (under no_grad)
+        guard = contextlib.nullcontext() if context.in_dynamic_mode() else \
+            context.default_main_program().role_guard(OpRole.Optimize)
+        with guard:
             if self._grad_clip is not None:
                 params_grads = self._grad_clip(params_grads)
             return append_regularization(params_grads, self._regularization)

@@ -34,6 +34,18 @@ from .collective import ThreadGroup
 from .scope import LoDTensor, Scope, global_scope
 
 
+def _written_only_here(plan0, plan) -> tuple:
+    """Persistables ``plan`` writes and place 0's plan does not (cached on the plan: plans are
+    cached per program version, feeds and fetches, so this runs once per plan)."""
+    cached = getattr(plan, "_owned_state", None)
+    if cached is None or cached[0] is not plan0:
+        written_by_0 = {n for step in plan0.steps for n in step.op.output_arg_names}
+        names = tuple(dict.fromkeys(n for step in plan.steps for n in step.op.output_arg_names
+                                    if n in plan.persistables and n not in written_by_0))
+        cached = plan._owned_state = (plan0, names)
+    return cached[1]
+
+
 class ParallelRunner:
     def __init__(self, num_places: int, share_from: "ParallelRunner | None" = None):
         self.num_places = num_places
@@ -185,14 +197,11 @@ class ParallelRunner:
         (the one users save from) holds every current value."""
         if len(plans) < 2:
             return
-        written_by_0 = {n for step in plans[0].steps for n in step.op.output_arg_names}
         for plan, local in zip(plans[1:], scopes[1:]):
-            for step in plan.steps:
-                for name in step.op.output_arg_names:
-                    if name in plan.persistables and name not in written_by_0:
-                        value = local._get_array(name)
-                        if value is not None:
-                            scopes[0]._set_array(name, value.copy())
+            for name in _written_only_here(plans[0], plan):
+                value = local._get_array(name)
+                if value is not None:
+                    scopes[0]._set_array(name, value.copy())
 
     def _run_places(self, executor, plans, scopes, arrays) -> list:
         n = self.num_places
