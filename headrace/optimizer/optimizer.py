@@ -14,8 +14,10 @@ the update itself is a registered op (``ops/optim.py``), so eager mode runs the 
 Dygraph mode: ``step()`` (and ``minimize(loss)``, which applies the gradients ``loss.backward()``
 left, as the reference does) calls the same ``_append_optimize_op`` under ``no_grad``; there
 ``apply_op`` runs the update kernel at once on the parameters' arrays in place, the learning
-rate is a [1] float32 Tensor refreshed from ``_learning_rate_value()`` before each step (the
-hook an LR scheduler will override), and accumulators are Tensors named as in static mode.
+rate is a [1] float32 Tensor refreshed from ``_learning_rate_value()`` before each step (a
+paddle.optimizer.lr scheduler's current value — the user calls ``scheduler.step()`` — or a
+fluid.dygraph ``LearningRateDecay``, which advances once per update), and accumulators are
+Tensors named as in static mode.
 Parameters must be given (``parameters=`` / ``parameter_list=``).
 """
 from __future__ import annotations
@@ -92,18 +94,39 @@ class Optimizer:
         self._accumulators = defaultdict(dict)   # accumulator name -> {param name: Variable}
         self._learning_rate_map = {}             # Program -> learning-rate Variable
         self._eager_learning_rate = None         # dygraph: the [1] learning-rate Tensor
+        self._last_decay_lr = None               # dygraph: the rate a LearningRateDecay last gave
 
     # --- learning rate --------------------------------------------------------------------
     def get_lr(self) -> float:
-        """The learning rate as a float (a Variable learning rate is read at run time)."""
+        """The learning rate as a float: a number, an LR scheduler's current value, or for a
+        fluid.dygraph ``LearningRateDecay`` what ``current_step_lr()`` says.  (A Variable
+        learning rate is read at run time: fetch it.)"""
         if isinstance(self._learning_rate, Variable):
             raise TypeError("get_lr(): the learning rate is a Variable; fetch it with Executor.run")
         if isinstance(self._learning_rate, LRScheduler):
             return self._learning_rate()
+        if isinstance(self._learning_rate, LearningRateDecay):
+            return self.current_step_lr()
         return self._learning_rate
 
+    def current_step_lr(self) -> float:
+        """The learning rate of the current step (the fluid 1.x name of ``get_lr``).
+
+        With a fluid.dygraph ``LearningRateDecay`` (which advances once per update): before the
+        first update, the rate the first update will use; afterwards, the rate the last update
+        used — so after ``minimize`` number i (from 0) it is the schedule's value at step i."""
+        if isinstance(self._learning_rate, LearningRateDecay):
+            if self._last_decay_lr is None:
+                return float(self._learning_rate.step())
+            return self._last_decay_lr
+        return self.get_lr()
+
     def _learning_rate_value(self) -> float:
-        """The learning rate of the coming eager step (an LR scheduler overrides this)."""
+        """The learning rate of the coming eager update; a ``LearningRateDecay`` advances here,
+        once per update (``step()``/``minimize``), as in the reference's dygraph mode."""
+        if isinstance(self._learning_rate, LearningRateDecay):
+            self._last_decay_lr = float(self._learning_rate())
+            return self._last_decay_lr
         return self.get_lr()
 
     def _global_learning_rate(self, program=None):

@@ -45,6 +45,9 @@ class RecomputeOptimizer(Optimizer):
     def get_lr(self) -> float:
         return self._optimizer.get_lr()
 
+    def current_step_lr(self) -> float:
+        return self._optimizer.current_step_lr()
+
     def _global_learning_rate(self, program=None):
         return self._optimizer._global_learning_rate(program)
 

@@ -100,26 +100,6 @@ def test_training_trajectory_matches_numpy(exclude):
         np.testing.assert_allclose(np.array(scope.find_var(k).get_tensor()), p[k], rtol=1e-9, atol=1e-12)
 
 
-def test_seed_004_static_example():
-    np_inp = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
-    inp = fluid.layers.data(
-        name="inp", shape=[2, 2], append_batch_size=False)
-    out = fluid.layers.fc(inp, size=3)
-    out = fluid.layers.reduce_sum(out)
-    optimizer = fluid.optimizer.LarsMomentumOptimizer(learning_rate=0.001, momentum=0.9)
-    optimizer.minimize(out)
-
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(fluid.default_startup_program())
-    first = exe.run(
-        feed={"inp": np_inp},
-        fetch_list=[out.name])
-    second = exe.run(feed={"inp": np_inp}, fetch_list=[out.name])
-    assert second[0] < first[0]   # a descent step on sum(out)
-    types = [op.type for op in fluid.default_main_program().global_block().ops]
-    assert types[-2:] == ["lars_momentum", "lars_momentum"]
-
-
 def test_incubate_name_and_argument_errors():
     assert IncubateLars is fluid.optimizer.LarsMomentumOptimizer
     with pytest.raises(ValueError, match="momentum is not set"):

@@ -1,5 +1,5 @@
-"""``paddle.fluid.dygraph``: the 1.x imperative API — ``guard()``, ``to_variable`` and the layer
-classes — over headrace's eager mode."""
+"""``paddle.fluid.dygraph``: the 1.x imperative API — ``guard()``, ``to_variable``, the layer
+classes and the 1.x learning-rate schedule ``PiecewiseDecay`` — over headrace's eager mode."""
 from __future__ import annotations
 
 import contextlib
@@ -9,6 +9,8 @@ from ...eager import Tensor, enable_grad, no_grad
 from ...nn.layer import Layer
 from ...nn.layers import Sequential
 from ...nn.tensor import to_tensor
+from ...optimizer.lr import FluidPiecewiseDecay as PiecewiseDecay
+from ...optimizer.lr import LearningRateDecay
 from . import nn
 from .nn import BatchNorm, Conv2D, Dropout, Embedding, LayerNorm, Linear
 
@@ -34,5 +36,5 @@ def to_variable(value, name=None, zero_copy=None, dtype=None):
     return out
 
 
-__all__ = ["BatchNorm", "Conv2D", "Dropout", "Embedding", "Layer", "LayerNorm", "Linear", "Sequential",
-           "enable_grad", "enabled", "guard", "no_grad", "nn", "to_variable"]
+__all__ = ["BatchNorm", "Conv2D", "Dropout", "Embedding", "Layer", "LayerNorm", "LearningRateDecay", "Linear",
+           "PiecewiseDecay", "Sequential", "enable_grad", "enabled", "guard", "no_grad", "nn", "to_variable"]
