@@ -121,6 +121,20 @@ class Optimizer:
             return self._last_decay_lr
         return self.get_lr()
 
+    def set_lr(self, value) -> None:
+        """Set a number learning rate (not a schedule): eager updates use it from the next step;
+        in static mode every program this optimizer built reads it from its next run (in
+        whatever scope it runs, like a schedule's rate)."""
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"The type of 'value' in optimizer.set_lr must be float, but received {type(value)}.")
+        if not isinstance(self._learning_rate, float):
+            raise RuntimeError(f"optimizer.set_lr: the learning rate is a {type(self._learning_rate).__name__}, "
+                               "not a number; a schedule sets the rate itself (call its step())")
+        self._learning_rate = _check_learning_rate(value)
+        rate = self._learning_rate
+        for program, var in self._learning_rate_map.items():
+            program.__dict__.setdefault("_lr_schedulers", {})[var.name] = lambda: rate
+
     def _learning_rate_value(self) -> float:
         """The learning rate of the coming eager update; a ``LearningRateDecay`` advances here,
         once per update (``step()``/``minimize``), as in the reference's dygraph mode."""

@@ -48,6 +48,9 @@ class RecomputeOptimizer(Optimizer):
     def current_step_lr(self) -> float:
         return self._optimizer.current_step_lr()
 
+    def set_lr(self, value) -> None:
+        self._optimizer.set_lr(value)
+
     def _global_learning_rate(self, program=None):
         return self._optimizer._global_learning_rate(program)
 

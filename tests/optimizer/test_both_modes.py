@@ -289,3 +289,22 @@ def test_lars_static_and_eager_agree_bit_for_bit():
     for s, e in zip(run("static", make), run("eager", make)):
         for k in NAMES:
             assert np.array_equal(s[k], e[k]), k
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_set_lr_changes_the_rate_of_the_next_updates(mode):
+    def change(opt):
+        if len(seen) == 1:
+            opt.set_lr(0.05)
+        seen.append(opt.get_lr())
+    seen = []
+    got = run(mode, lambda params: paddle.optimizer.SGD(0.2, parameters=params), after_step=change)
+    check(got, expected_sgd([0.2, 0.2, 0.05, 0.05, 0.05]))
+
+
+def test_set_lr_errors():
+    opt = paddle.optimizer.SGD(lr.StepDecay(0.1, 2))
+    with pytest.raises(RuntimeError, match="StepDecay"):
+        opt.set_lr(0.5)
+    with pytest.raises(TypeError, match="must be float"):
+        paddle.optimizer.SGD(0.1).set_lr("0.5")

@@ -8,6 +8,7 @@ import headrace as paddle
 import headrace.static as static
 from headrace.core import names
 from headrace.core.errors import DeviceError, FeedError
+from headrace.optimizer.lars import LarsMomentum
 from headrace.passes import PassError
 from headrace.runtime import memory
 
@@ -183,7 +184,7 @@ def test_memory_tracker_is_thread_safe():
     assert tracker.current == 0 and tracker.peak <= 200 * 16 * 8 * 1
 
 
-def _decay_clip_net(**optimizer_args):
+def _decay_clip_net(optimizer=None, **optimizer_args):
     main, startup = static.Program(), static.Program()
     main.random_seed = startup.random_seed = 3
     with static.program_guard(main, startup), names.guard():
@@ -191,12 +192,14 @@ def _decay_clip_net(**optimizer_args):
         h = static.nn.fc(x, size=6, activation="tanh")
         y = static.nn.fc(h, size=4)
         loss = paddle.mean(y * y)
-        paddle.optimizer.Momentum(learning_rate=0.1, momentum=0.5, **optimizer_args).minimize(loss)
+        if optimizer is None:
+            optimizer = paddle.optimizer.Momentum(learning_rate=0.1, momentum=0.5, **optimizer_args)
+        optimizer.minimize(loss)
     return main, startup, loss
 
 
-def _run_decay_clip(places, reduce=False, **optimizer_args):
-    main, startup, loss = _decay_clip_net(**optimizer_args)
+def _run_decay_clip(places, reduce=False, optimizer=None, after_step=None, **optimizer_args):
+    main, startup, loss = _decay_clip_net(optimizer() if optimizer else None, **optimizer_args)
     prog = main
     if places:
         bs = BS()
@@ -209,6 +212,8 @@ def _run_decay_clip(places, reduce=False, **optimizer_args):
         exe.run(startup)
         for _ in range(3):
             exe.run(prog, feed={"x": rng.standard_normal((4, 8)).astype("float32")}, fetch_list=[loss])
+            if after_step:
+                after_step()
         return {p.name: np.array(scope._get_array(p.name)) for p in main.all_parameters()}
 
 
@@ -237,6 +242,19 @@ def test_clipping_and_decay_act_on_the_combined_gradient(case, reduce):
     for name in one:
         np.testing.assert_allclose(two[name], one[name], rtol=1e-5, atol=1e-7)
     assert any(np.abs(one[n] - plain[n]).max() > 1e-4 for n in one)   # the clip / decay did act
+
+
+@pytest.mark.parametrize("reduce", [False, True], ids=["allreduce", "reduce"])
+def test_lars_with_a_schedule_on_two_places_trains_like_one_place(reduce):
+    """LARS norms are taken over the combined gradient, and the scheduled rate reaches every place."""
+    def run(places):
+        sched = paddle.optimizer.lr.StepDecay(0.5, step_size=1, gamma=0.5)
+        make = lambda: LarsMomentum(  # noqa: E731
+            sched, 0.9, lars_coeff=0.1, lars_weight_decay=0.01, exclude_from_weight_decay=["b_0"])
+        return _run_decay_clip(places, reduce, optimizer=make, after_step=sched.step)
+    one, two = run(0), run(2)
+    for name in one:
+        np.testing.assert_allclose(two[name], one[name], rtol=1e-5, atol=1e-7, err_msg=name)
 
 
 def test_reduce_mode_leaves_all_optimizer_state_in_the_callers_scope():
