@@ -11,8 +11,11 @@ schedule returns the rate of the current step and advances it (``begin``, ``step
 """
 from __future__ import annotations
 
+import bisect
 import math
 import numbers
+
+import numpy as np
 
 
 def _number(value, name, positive=False, integer=False):
@@ -123,6 +126,9 @@ class LinearWarmup(LRScheduler):
     ``learning_rate`` (a number, or a scheduler stepped from 0 once the warm-up is over)."""
 
     def __init__(self, learning_rate, warmup_steps, start_lr, end_lr, last_epoch=-1, verbose=False):
+        if isinstance(learning_rate, ReduceOnPlateau):
+            raise TypeError("LinearWarmup: learning_rate cannot be a ReduceOnPlateau (it steps on a metric, "
+                            "not an epoch); warm up with a number and switch schedulers yourself")
         if not isinstance(learning_rate, LRScheduler):
             _number(learning_rate, "learning_rate")
         self.learning_rate = learning_rate
@@ -170,6 +176,184 @@ class LambdaDecay(LRScheduler):
         return self.base_lr * self.lr_lambda(self.last_epoch)
 
 
+class MultiStepDecay(LRScheduler):
+    """``learning_rate * gamma ** (number of milestones <= last_epoch)``."""
+
+    def __init__(self, learning_rate, milestones, gamma=0.1, last_epoch=-1, verbose=False):
+        if not isinstance(milestones, (list, tuple)):
+            raise TypeError(f"MultiStepDecay: milestones must be a list or tuple of ints, got "
+                            f"{type(milestones).__name__}: {milestones!r}")
+        self.milestones = [_number(m, "milestones[i]", integer=True) for m in milestones]
+        if any(a >= b for a, b in zip(self.milestones, self.milestones[1:])):
+            raise ValueError(f"MultiStepDecay: milestones must increase, got {self.milestones}")
+        self.gamma = float(_number(gamma, "gamma"))
+        if self.gamma >= 1.0:
+            raise ValueError(f"MultiStepDecay: gamma must be < 1.0, got {gamma}")
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self):
+        return self.base_lr * self.gamma ** bisect.bisect_right(self.milestones, self.last_epoch)
+
+
+class NaturalExpDecay(LRScheduler):
+    """``learning_rate * exp(-gamma * last_epoch)``."""
+
+    def __init__(self, learning_rate, gamma, last_epoch=-1, verbose=False):
+        self.gamma = float(_number(gamma, "gamma", positive=True))
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self):
+        return self.base_lr * math.exp(-self.gamma * self.last_epoch)
+
+
+class InverseTimeDecay(LRScheduler):
+    """``learning_rate / (1 + gamma * last_epoch)``."""
+
+    def __init__(self, learning_rate, gamma, last_epoch=-1, verbose=False):
+        self.gamma = float(_number(gamma, "gamma", positive=True))
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self):
+        return self.base_lr / (1 + self.gamma * self.last_epoch)
+
+
+class PolynomialDecay(LRScheduler):
+    """``(learning_rate - end_lr) * (1 - t / T) ** power + end_lr`` with ``t = min(last_epoch,
+    decay_steps)``, ``T = decay_steps``; with ``cycle`` ``t = last_epoch`` and ``T`` the next
+    multiple of ``decay_steps`` (``decay_steps`` itself at epoch 0), so the rate climbs back
+    after each period."""
+
+    def __init__(self, learning_rate, decay_steps, end_lr=0.0001, power=1.0, cycle=False, last_epoch=-1,
+                 verbose=False):
+        self.decay_steps = _number(decay_steps, "decay_steps", positive=True, integer=True)
+        self.end_lr = float(_number(end_lr, "end_lr"))
+        self.power = float(_number(power, "power", positive=True))
+        self.cycle = bool(cycle)
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self):
+        epoch = self.last_epoch
+        if self.cycle:
+            period = self.decay_steps * max(1, math.ceil(epoch / self.decay_steps))
+        else:
+            period, epoch = self.decay_steps, min(epoch, self.decay_steps)
+        return (self.base_lr - self.end_lr) * (1 - epoch / period) ** self.power + self.end_lr
+
+
+class MultiplicativeDecay(LRScheduler):
+    """Each ``step()`` multiplies the rate by ``lr_lambda(last_epoch)`` (the rate of epoch 0 is
+    ``learning_rate``); a jump ``step(epoch)`` applies the factors of the epochs in between."""
+
+    def __init__(self, learning_rate, lr_lambda, last_epoch=-1, verbose=False):
+        if not callable(lr_lambda):
+            raise TypeError(f"MultiplicativeDecay: lr_lambda must be callable, got {type(lr_lambda).__name__}")
+        self.lr_lambda = lr_lambda
+        self._epoch_of_last_lr = None
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self):
+        start = self._epoch_of_last_lr
+        if start is None or self.last_epoch < start:   # first call, or a jump back: from the start
+            rate, start = self.base_lr, 0
+        else:
+            rate = self.last_lr
+        for epoch in range(start + 1, self.last_epoch + 1):
+            rate *= self.lr_lambda(epoch)
+        self._epoch_of_last_lr = self.last_epoch
+        return rate
+
+    def set_state_dict(self, state_dict) -> None:
+        super().set_state_dict(state_dict)
+        self._epoch_of_last_lr = self.last_epoch
+
+    set_dict = set_state_dict
+
+
+class ReduceOnPlateau(LRScheduler):
+    """Multiply the rate by ``factor`` (not below ``min_lr``) once ``metrics`` passed to
+    ``step(metrics)`` has not improved for more than ``patience`` epochs, then wait ``cooldown``
+    epochs.  Improvement: below ``best * (1 - threshold)`` ('min', 'rel'), ``best - threshold``
+    ('min', 'abs'), above ``best * (1 + threshold)`` / ``best + threshold`` ('max').  A reduction
+    smaller than ``epsilon`` is skipped."""
+
+    def __init__(self, learning_rate, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
+                 cooldown=0, min_lr=0, epsilon=1e-8, verbose=False):
+        if mode not in ("min", "max"):
+            raise ValueError(f"ReduceOnPlateau: mode must be 'min' or 'max', got {mode!r}")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"ReduceOnPlateau: threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}")
+        self.factor = float(_number(factor, "factor", positive=True))
+        if self.factor >= 1.0:
+            raise ValueError(f"ReduceOnPlateau: factor must be < 1.0, got {factor}")
+        self.mode, self.threshold_mode = mode, threshold_mode
+        self.patience = int(_number(patience, "patience", integer=True))
+        self.threshold = float(_number(threshold, "threshold"))
+        self.cooldown = int(_number(cooldown, "cooldown", integer=True))
+        self.min_lr = float(_number(min_lr, "min_lr"))
+        self.epsilon = float(_number(epsilon, "epsilon"))
+        self.best = None
+        self.num_bad_epochs = 0
+        self.cooldown_counter = 0
+        self.base_lr = self.last_lr = float(_number(learning_rate, "learning_rate"))
+        self.last_epoch = 0
+        self.verbose = bool(verbose)
+
+    def step(self, metrics, epoch=None) -> None:
+        """Record this epoch's ``metrics`` (a number, or a one-element Tensor/array)."""
+        self.last_epoch = self.last_epoch + 1 if epoch is None else int(_number(epoch, "epoch", integer=True))
+        current = _scalar_metric(metrics)
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            return
+        if self.best is None or self._is_better(current, self.best):
+            self.best, self.num_bad_epochs = current, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.num_bad_epochs > self.patience:
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+            new_lr = max(self.last_lr * self.factor, self.min_lr)
+            if self.last_lr - new_lr > self.epsilon:
+                self.last_lr = new_lr
+                if self.verbose:
+                    print(f"Epoch {self.last_epoch}: ReduceOnPlateau set learning rate to {self.last_lr}.")
+
+    def _is_better(self, current, best) -> bool:
+        if self.mode == "min":
+            bar = best * (1 - self.threshold) if self.threshold_mode == "rel" else best - self.threshold
+            return current < bar
+        bar = best * (1 + self.threshold) if self.threshold_mode == "rel" else best + self.threshold
+        return current > bar
+
+    def get_lr(self):
+        return self.last_lr
+
+    def state_dict(self) -> dict:
+        return {"last_epoch": self.last_epoch, "last_lr": self.last_lr, "best": self.best,
+                "num_bad_epochs": self.num_bad_epochs, "cooldown_counter": self.cooldown_counter}
+
+    def set_state_dict(self, state_dict) -> None:
+        super().set_state_dict(state_dict)
+        self.best = state_dict["best"]
+        self.num_bad_epochs = int(state_dict["num_bad_epochs"])
+        self.cooldown_counter = int(state_dict["cooldown_counter"])
+
+    set_dict = set_state_dict
+
+
+def _scalar_metric(metrics) -> float:
+    if isinstance(metrics, numbers.Real) and not isinstance(metrics, bool):
+        return float(metrics)
+    value = metrics.numpy() if hasattr(metrics, "numpy") else metrics
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.size != 1 or array.ndim > 1:
+        raise TypeError("ReduceOnPlateau.step: metrics must be a number or a Tensor/array of shape [] or [1], "
+                        f"got {type(metrics).__name__}: {metrics!r}")
+    return float(array.reshape(()))
+
+
 # --- fluid 1.x style ---------------------------------------------------------------------------
 class LearningRateDecay:
     """1.x schedules: ``schedule()`` returns the rate of ``step_num`` and advances it by ``step``;
@@ -201,5 +385,6 @@ class FluidPiecewiseDecay(LearningRateDecay):
         return self._schedule()
 
 
-__all__ = ["CosineAnnealingDecay", "ExponentialDecay", "LRScheduler", "LambdaDecay", "LearningRateDecay",
-           "LinearWarmup", "NoamDecay", "PiecewiseDecay", "StepDecay"]
+__all__ = ["CosineAnnealingDecay", "ExponentialDecay", "InverseTimeDecay", "LRScheduler", "LambdaDecay",
+           "LearningRateDecay", "LinearWarmup", "MultiStepDecay", "MultiplicativeDecay", "NaturalExpDecay",
+           "NoamDecay", "PiecewiseDecay", "PolynomialDecay", "ReduceOnPlateau", "StepDecay"]

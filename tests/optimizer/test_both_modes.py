@@ -116,6 +116,10 @@ SCHEDULES = {
     "noam": (lambda: lr.NoamDecay(d_model=16, warmup_steps=2),
              [0.0, 0.25 * 2 ** -1.5, 0.25 * 2 ** -0.5, 0.25 * 3 ** -0.5, 0.125]),
     "lambda": (lambda: lr.LambdaDecay(0.5, lambda epoch: 0.9 ** epoch), [0.5, 0.45, 0.405, 0.3645, 0.32805]),
+    "multistep": (lambda: lr.MultiStepDecay(0.4, milestones=[1, 3], gamma=0.5), [0.4, 0.2, 0.2, 0.1, 0.1]),
+    # (0.4 - 0.1) * (1 - t / 3) + 0.1, held after 3 epochs
+    "polynomial": (lambda: lr.PolynomialDecay(0.4, decay_steps=3, end_lr=0.1), [0.4, 0.3, 0.2, 0.1, 0.1]),
+    "inverse_time": (lambda: lr.InverseTimeDecay(0.4, gamma=1.0), [0.4, 0.2, 0.4 / 3, 0.1, 0.08]),
 }
 
 
@@ -133,6 +137,15 @@ def test_schedule_sets_the_rate_of_each_update(name, mode):
               after_step=advance)
     np.testing.assert_allclose(seen, rates, rtol=1e-12, atol=0)
     check(got, expected_sgd(rates))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reduce_on_plateau_follows_the_metric(mode):
+    sched = lr.ReduceOnPlateau(0.4, factor=0.5, patience=0)
+    metrics = iter([3.0, 3.0, 2.0, 2.5, 2.5])
+    got = run(mode, lambda params: paddle.optimizer.SGD(sched, parameters=params),
+              after_step=lambda opt: sched.step(next(metrics)))
+    check(got, expected_sgd([0.4, 0.4, 0.2, 0.2, 0.1]))
 
 
 @pytest.mark.parametrize("mode", MODES)
