@@ -95,6 +95,7 @@ class Optimizer:
         self._learning_rate_map = {}             # Program -> learning-rate Variable
         self._eager_learning_rate = None         # dygraph: the [1] learning-rate Tensor
         self._last_decay_lr = None               # dygraph: the rate a LearningRateDecay last gave
+        self._pending_state = {}                 # dygraph: loaded accumulator values not created yet
 
     # --- learning rate --------------------------------------------------------------------
     def get_lr(self) -> float:
@@ -211,6 +212,8 @@ class Optimizer:
         var = self._persistable(names.generate(f"{param.name}_{name}"),
                                 param.shape if shape is None else shape,
                                 dtype or param.dtype, fill_value)
+        if var.name in self._pending_state:       # set_state_dict ran before this step created it
+            var.set_value(self._pending_state.pop(var.name))
         self._accumulators[name][param.name] = var
         return var
 
@@ -225,6 +228,50 @@ class Optimizer:
 
     def _append_optimize_op(self, param, grad):
         raise NotImplementedError(f"{type(self).__name__} does not define its update op")
+
+    # --- state (dygraph) ------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """Dygraph: ``{accumulator name: Tensor}`` (velocities, moments, beta powers, ...) and,
+        with a schedule, ``"LR_Scheduler"``: its state.  Empty before the first update."""
+        self._check_dygraph("state_dict")
+        state = {var.name: var for acc in self._accumulators.values() for var in acc.values()}
+        if isinstance(self._learning_rate, LRScheduler):
+            state["LR_Scheduler"] = self._learning_rate.state_dict()
+        elif isinstance(self._learning_rate, LearningRateDecay):
+            state["LR_Scheduler"] = {"step_num": self._learning_rate.step_num, "last_lr": self._last_decay_lr}
+        return state
+
+    def set_state_dict(self, state_dict) -> None:
+        """Dygraph: load what ``state_dict()`` returned (Tensors or arrays).  Accumulators that
+        exist are set now (same shape); the others when the update that creates them runs."""
+        self._check_dygraph("set_state_dict")
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"set_state_dict: expected a dict from state_dict(), got {type(state_dict).__name__}")
+        state = dict(state_dict)
+        schedule = state.pop("LR_Scheduler", None)
+        if schedule is not None:
+            if isinstance(self._learning_rate, LRScheduler):
+                self._learning_rate.set_state_dict(schedule)
+            elif isinstance(self._learning_rate, LearningRateDecay):
+                self._learning_rate.step_num = int(schedule["step_num"])
+                self._last_decay_lr = schedule["last_lr"]
+            else:
+                raise ValueError("set_state_dict: the state holds a learning-rate schedule but this optimizer's "
+                                 f"learning rate is a {type(self._learning_rate).__name__}")
+        pending = {k: np.asarray(v._value if isinstance(v, Tensor) else v) for k, v in state.items()}
+        for acc in self._accumulators.values():
+            for var in acc.values():
+                if var.name in pending:
+                    var.set_value(pending.pop(var.name))
+        self._pending_state = pending
+
+    set_dict = set_state_dict
+
+    def _check_dygraph(self, what: str) -> None:
+        if context.in_static_mode():
+            raise RuntimeError(f"{type(self).__name__}.{what}() works in dygraph mode; in static mode the "
+                               "optimizer's state is the persistable variables in the scope (accumulators "
+                               "are named <parameter>_<accumulator>_N) and a schedule's own state_dict()")
 
     # --- dygraph mode ---------------------------------------------------------------------
     def _eager_params(self, parameters=None):
