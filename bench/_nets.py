@@ -6,9 +6,9 @@ import headrace.static as static
 from headrace.nn import functional as F
 
 
-def mlp_program(hidden, layers, lr=1e-3):
-    """x[-1, hidden] -> layers x (fc hidden + relu) -> fc 10 -> softmax cross-entropy (mean), SGD;
-    returns (main, startup, loss)."""
+def mlp_program(hidden, layers, lr=1e-3, optimizer=None):
+    """x[-1, hidden] -> layers x (fc hidden + relu) -> fc 10 -> softmax cross-entropy (mean), SGD
+    (or ``optimizer()``); returns (main, startup, loss)."""
     main, startup = static.Program(), static.Program()
     main.random_seed = startup.random_seed = 1
     with static.program_guard(main, startup):
@@ -18,5 +18,5 @@ def mlp_program(hidden, layers, lr=1e-3):
             h = static.nn.fc(h, size=hidden, activation="relu")
         logits = static.nn.fc(h, size=10)
         loss = paddle.mean(F.cross_entropy(logits, y, reduction="none"))
-        paddle.optimizer.SGD(learning_rate=lr).minimize(loss)
+        (optimizer() if optimizer else paddle.optimizer.SGD(learning_rate=lr)).minimize(loss)
     return main, startup, loss
