@@ -205,6 +205,9 @@ class Program:
         self._op_role = 0        # role given to ops appended now (see role_guard)
         self._op_role_var = []
         self._lineage = object()  # shared by a program and its clones (fetching across them is fine)
+        # learning-rate variable name -> callable giving its rate; the executor writes each before
+        # a run (optimizer/optimizer.py registers schedules and set_lr values here)
+        self._lr_schedulers = {}
 
     @contextlib.contextmanager
     def role_guard(self, role, role_var=None):
@@ -284,6 +287,8 @@ class Program:
         program = Program.from_dict(spec)
         program._is_test = for_test
         program._lineage = self._lineage
+        if not for_test:   # shared, so a later set_lr or schedule reaches the clone too
+            program._lr_schedulers = self._lr_schedulers
         return program
 
     def to_dict(self) -> dict:

@@ -72,18 +72,28 @@ class ClipGradByGlobalNorm(ClipGradBase):
         chosen = [g for p, g in params_grads if g is not None and _clipped(p)]
         if not chosen:
             return list(params_grads)
-        dtypes = {str(g.dtype) for g in chosen}
-        if len(dtypes) > 1:
-            raise TypeError(f"ClipGradByGlobalNorm: gradients of one group must share a dtype, got {sorted(dtypes)}")
-        squares = [apply_op_single("squared_l2_norm", {"X": g}) for g in chosen]
+        # mixed precisions: the norm is summed in float64 if any gradient is float64, else in
+        # float32 (float16 squares too), and the scale is cast to each gradient's dtype
+        norm_dtype = "float64" if any(str(g.dtype) == "float64" for g in chosen) else "float32"
+        squares = [_cast(apply_op_single("squared_l2_norm", {"X": g}), norm_dtype) for g in chosen]
         total = apply_op_single("sum", {"X": squares}) if len(squares) > 1 else squares[0]
         norm = apply_op_single("sqrt", {"X": total})
-        limit = apply_op_single("fill_constant", {}, {"shape": [1], "dtype": dtypes.pop(),
-                                                      "value": self.clip_norm})
+        limit = apply_op_single("fill_constant", {}, {"shape": [1], "dtype": norm_dtype, "value": self.clip_norm})
         scale = apply_op_single("elementwise_div",
                                 {"X": limit, "Y": apply_op_single("elementwise_max", {"X": norm, "Y": limit})})
-        return [(p, apply_op_single("elementwise_mul", {"X": g, "Y": scale}))
+        scales = {}
+        for g in chosen:
+            dtype = str(g.dtype)
+            if dtype not in scales:
+                scales[dtype] = _cast(scale, dtype)
+        return [(p, apply_op_single("elementwise_mul", {"X": g, "Y": scales[str(g.dtype)]}))
                 if g is not None and _clipped(p) else (p, g) for p, g in params_grads]
+
+
+def _cast(x, dtype: str):
+    if str(x.dtype) == dtype:
+        return x
+    return apply_op_single("cast", {"X": x}, {"in_dtype": str(x.dtype), "out_dtype": dtype})
 
 
 # fluid 1.x names

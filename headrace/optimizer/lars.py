@@ -31,9 +31,7 @@ class LarsMomentum(Optimizer):
         self._lars_weight_decay = check_float_arg(lars_weight_decay, "lars_weight_decay", low=0.0)
         self._epsilon = check_float_arg(epsilon, "epsilon", low=0.0)
         self._rescale_grad = check_float_arg(rescale_grad, "rescale_grad")
-        if multi_precision:
-            raise ValueError("LarsMomentumOptimizer: multi_precision needs float16 parameters with float32 "
-                             "master weights, which this CPU build does not have")
+        self._multi_precision = bool(multi_precision)   # only float16 parameters would use it
         exclude = [] if exclude_from_weight_decay is None else exclude_from_weight_decay
         if isinstance(exclude, str) or not all(isinstance(e, str) for e in exclude):
             raise TypeError("exclude_from_weight_decay must be a list of strings (parts of parameter "
@@ -50,6 +48,10 @@ class LarsMomentum(Optimizer):
             self._add_accumulator(self._velocity, p)
 
     def _append_optimize_op(self, param, grad):
+        if self._multi_precision and str(param.dtype) == "float16":
+            raise NotImplementedError(
+                f"LarsMomentumOptimizer(multi_precision=True): parameter {param.name!r} is float16, which needs "
+                "float32 master weights; this CPU build updates float32/float64 parameters only")
         velocity = self._get_accumulator(self._velocity, param)
         return self._update_op(
             "lars_momentum",

@@ -48,6 +48,9 @@ class LRScheduler:
         else:
             self.last_epoch = int(_number(epoch, "epoch", integer=True))
         self.last_lr = float(self.get_lr())
+        if not self.last_lr >= 0:
+            raise ValueError(f"{type(self).__name__}: the learning rate of epoch {self.last_epoch} is {self.last_lr}; "
+                             "a learning rate must be >= 0")
         if self.verbose:
             print(f"Epoch {self.last_epoch}: {type(self).__name__} set learning rate to {self.last_lr}.")
 
@@ -146,6 +149,20 @@ class LinearWarmup(LRScheduler):
             self.learning_rate.step(self.last_epoch - self.warmup_steps)
             return self.learning_rate()
         return float(self.learning_rate)
+
+
+    def state_dict(self) -> dict:
+        state = super().state_dict()
+        if isinstance(self.learning_rate, LRScheduler):
+            state["LinearWarmup_LR"] = self.learning_rate.state_dict()
+        return state
+
+    def set_state_dict(self, state_dict) -> None:
+        super().set_state_dict(state_dict)
+        if isinstance(self.learning_rate, LRScheduler) and "LinearWarmup_LR" in state_dict:
+            self.learning_rate.set_state_dict(state_dict["LinearWarmup_LR"])
+
+    set_dict = set_state_dict
 
 
 class NoamDecay(LRScheduler):
@@ -359,6 +376,8 @@ class LearningRateDecay:
     """1.x schedules: ``schedule()`` returns the rate of ``step_num`` and advances it by ``step``;
     ``step()`` (the 1.x name) computes the rate of ``step_num`` without advancing."""
 
+    api_name = "fluid.dygraph.LearningRateDecay"
+
     def __init__(self, begin=0, step=1, dtype="float32"):
         self.step_num = int(_number(begin, "begin", integer=True))
         self.step_size = int(_number(step, "step", positive=True, integer=True))
@@ -375,6 +394,8 @@ class LearningRateDecay:
 
 class FluidPiecewiseDecay(LearningRateDecay):
     """``fluid.dygraph.PiecewiseDecay(boundaries, values, begin, step=1)``."""
+
+    api_name = "fluid.dygraph.PiecewiseDecay"
 
     def __init__(self, boundaries, values, begin, step=1, dtype="float32"):
         super().__init__(begin, step, dtype)

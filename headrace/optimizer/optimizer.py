@@ -46,7 +46,7 @@ def _check_learning_rate(learning_rate):
         return learning_rate
     if isinstance(learning_rate, LearningRateDecay):
         if context.in_static_mode():
-            raise TypeError(f"{type(learning_rate).__name__} is a dygraph (fluid 1.x) schedule; in static "
+            raise TypeError(f"{learning_rate.api_name} is a dygraph (fluid 1.x) schedule; in static "
                             "mode use a paddle.optimizer.lr scheduler (e.g. paddle.optimizer.lr.PiecewiseDecay)")
         return learning_rate
     if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real):
@@ -134,7 +134,7 @@ class Optimizer:
         self._learning_rate = _check_learning_rate(value)
         rate = self._learning_rate
         for program, var in self._learning_rate_map.items():
-            program.__dict__.setdefault("_lr_schedulers", {})[var.name] = lambda: rate
+            program._lr_schedulers[var.name] = lambda: rate
 
     def _learning_rate_value(self) -> float:
         """The learning rate of the coming eager update; a ``LearningRateDecay`` advances here,
@@ -169,8 +169,7 @@ class Optimizer:
         elif isinstance(self._learning_rate, LRScheduler):
             # the executor writes scheduler() into this variable before every run of the program
             lr = self._persistable(names.generate("learning_rate"), [1], "float32", self._learning_rate())
-            schedulers = program.__dict__.setdefault("_lr_schedulers", {})
-            schedulers[lr.name] = self._learning_rate
+            program._lr_schedulers[lr.name] = self._learning_rate
         else:
             lr = self._persistable(names.generate("learning_rate"), [1], "float32", self._learning_rate)
         self._learning_rate_map[program] = lr
@@ -212,7 +211,13 @@ class Optimizer:
         var = self._persistable(names.generate(f"{param.name}_{name}"),
                                 param.shape if shape is None else shape,
                                 dtype or param.dtype, fill_value)
-        if var.name in self._pending_state:       # set_state_dict ran before this step created it
+        if self._pending_state:                   # set_state_dict ran before this step created it
+            if var.name not in self._pending_state:
+                raise KeyError(
+                    f"{type(self).__name__}: the state loaded with set_state_dict has no value for accumulator "
+                    f"{var.name!r} (parameter {param.name!r}); it holds {sorted(self._pending_state)[:6]}. "
+                    "Were the parameters created under other names (a second model built in this "
+                    "process)? Build the model under the same names, e.g. in a fresh process.")
             var.set_value(self._pending_state.pop(var.name))
         self._accumulators[name][param.name] = var
         return var
@@ -317,9 +322,9 @@ class Optimizer:
     # --- the static-mode pipeline ---------------------------------------------------------
     def backward(self, loss, startup_program=None, parameters=None, no_grad_set=None,
                  callbacks=None, parameter_list=None):
-        """Append the backward of ``loss``; return ``[(param, grad)]``."""
+        """Append the backward of ``loss``; return ``[(param, grad)]``.  (Dygraph: the gradients
+        ``loss.backward()`` left — it does not run the backward itself, as the reference.)"""
         if isinstance(loss, Tensor):
-            loss.backward()
             return self._eager_params_grads(_first_given(parameters, parameter_list), no_grad_set)
         if not isinstance(loss, Variable):
             raise TypeError(f"{type(self).__name__}.backward: loss must be a Variable, got "
@@ -365,22 +370,40 @@ class Optimizer:
             return append_regularization(params_grads, self._regularization)
 
     def apply_optimize(self, loss, startup_program, params_grads) -> list:
+        if context.in_dynamic_mode():
+            return self.apply_gradients(params_grads)
+        if not isinstance(loss, Variable):
+            raise TypeError(f"{type(self).__name__}.apply_optimize: loss must be a Variable, got "
+                            f"{type(loss).__name__}")
         with context.program_guard(loss.block.program, startup_program):
             return self.apply_gradients(params_grads)
 
     def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None,
-                 parameter_list=None):
+                 parameter_list=None, grad_clip=None):
         """``backward`` then ``apply_optimize``; returns ``(optimize_ops, params_grads)``.
         In dygraph mode it applies the gradients ``loss.backward()`` left (it does not run
-        backward itself, as the reference)."""
-        if isinstance(loss, Tensor):
-            params_grads = self._eager_params_grads(_first_given(parameters, parameter_list), no_grad_set)
-            self._apply_eager(params_grads)
-            return [], params_grads
-        params_grads = self.backward(loss, startup_program, parameters, no_grad_set,
-                                     parameter_list=parameter_list)
-        optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
-        return optimize_ops, params_grads
+        backward itself, as the reference).  ``grad_clip`` (the fluid 1.x argument) clips this
+        update instead of the optimizer's own ``grad_clip``."""
+        with self._grad_clip_for_call(grad_clip):
+            if isinstance(loss, Tensor):
+                params_grads = self._eager_params_grads(_first_given(parameters, parameter_list), no_grad_set)
+                self._apply_eager(params_grads)
+                return [], params_grads
+            params_grads = self.backward(loss, startup_program, parameters, no_grad_set,
+                                         parameter_list=parameter_list)
+            optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
+            return optimize_ops, params_grads
+
+    @contextlib.contextmanager
+    def _grad_clip_for_call(self, grad_clip):
+        if grad_clip is None:
+            yield
+            return
+        own, self._grad_clip = self._grad_clip, check_grad_clip(grad_clip)
+        try:
+            yield
+        finally:
+            self._grad_clip = own
 
     # helpers for subclasses -----------------------------------------------------------------
     def _update_op(self, type, inputs, outputs, attrs=None):

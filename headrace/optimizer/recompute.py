@@ -89,10 +89,11 @@ class RecomputeOptimizer(Optimizer):
         return self._optimizer.apply_optimize(loss, startup_program, params_grads)
 
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None,
-                 parameters=None):
+                 parameters=None, grad_clip=None):
         """``backward`` with checkpoints, then the inner optimizer's updates;
         returns ``(optimize_ops, params_grads)``."""
         params = parameter_list if parameter_list is not None else parameters
-        params_grads = self.backward(loss, startup_program, params, no_grad_set)
-        optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
+        with self._optimizer._grad_clip_for_call(grad_clip):
+            params_grads = self.backward(loss, startup_program, params, no_grad_set)
+            optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
         return optimize_ops, params_grads

@@ -213,7 +213,7 @@ def _refresh_learning_rates(program, scope) -> None:
     """Write each LR scheduler's current rate into its learning-rate variable (the optimizer
     registers them on the program; ``scheduler.step()`` is the user's call, as in the reference)."""
     program = getattr(program, "_program", program)  # a CompiledProgram wraps its Program
-    for name, scheduler in getattr(program, "_lr_schedulers", {}).items():
+    for name, scheduler in getattr(program, "_lr_schedulers", {}).items():   # not a Program: run() says so
         scope._set_array(name, np.array([scheduler()], dtype=np.float32))
 
 
