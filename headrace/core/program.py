@@ -292,7 +292,9 @@ class Program:
         return program
 
     def to_dict(self) -> dict:
-        """A JSON-safe description of the whole program (lossless: ``from_dict`` inverts it)."""
+        """A JSON-safe description of the whole program (lossless: ``from_dict`` inverts it).
+        The optimizer's learning-rate sources (``_lr_schedulers``: Python schedule objects) are
+        not part of it; ``clone()`` carries them over."""
         return {
             "version": 1,
             "random_seed": self._random_seed,

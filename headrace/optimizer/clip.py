@@ -73,7 +73,7 @@ class ClipGradByGlobalNorm(ClipGradBase):
         if not chosen:
             return list(params_grads)
         # mixed precisions: the norm is summed in float64 if any gradient is float64, else in
-        # float32 (float16 squares too), and the scale is cast to each gradient's dtype
+        # float32, and the scale is cast to each gradient's dtype
         norm_dtype = "float64" if any(str(g.dtype) == "float64" for g in chosen) else "float32"
         squares = [_cast(apply_op_single("squared_l2_norm", {"X": g}), norm_dtype) for g in chosen]
         total = apply_op_single("sum", {"X": squares}) if len(squares) > 1 else squares[0]

@@ -216,7 +216,7 @@ class NaturalExpDecay(LRScheduler):
     """``learning_rate * exp(-gamma * last_epoch)``."""
 
     def __init__(self, learning_rate, gamma, last_epoch=-1, verbose=False):
-        self.gamma = float(_number(gamma, "gamma", positive=True))
+        self.gamma = float(_number(gamma, "gamma"))
         super().__init__(learning_rate, last_epoch, verbose)
 
     def get_lr(self):
@@ -227,7 +227,7 @@ class InverseTimeDecay(LRScheduler):
     """``learning_rate / (1 + gamma * last_epoch)``."""
 
     def __init__(self, learning_rate, gamma, last_epoch=-1, verbose=False):
-        self.gamma = float(_number(gamma, "gamma", positive=True))
+        self.gamma = float(_number(gamma, "gamma"))
         super().__init__(learning_rate, last_epoch, verbose)
 
     def get_lr(self):
@@ -295,6 +295,8 @@ class ReduceOnPlateau(LRScheduler):
 
     def __init__(self, learning_rate, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
                  cooldown=0, min_lr=0, epsilon=1e-8, verbose=False):
+        mode = mode.lower() if isinstance(mode, str) else mode
+        threshold_mode = threshold_mode.lower() if isinstance(threshold_mode, str) else threshold_mode
         if mode not in ("min", "max"):
             raise ValueError(f"ReduceOnPlateau: mode must be 'min' or 'max', got {mode!r}")
         if threshold_mode not in ("rel", "abs"):
@@ -385,11 +387,28 @@ class LearningRateDecay:
 
     def __call__(self) -> float:
         lr = float(self.step())
+        if not lr >= 0:
+            raise ValueError(f"{type(self).__name__}: the learning rate of step {self.step_num} is {lr}; a "
+                             "learning rate must be >= 0")
         self.step_num += self.step_size
         return lr
 
     def step(self) -> float:
+        """The rate of ``step_num`` (subclasses; a number, or ``self.create_lr_var(number)``)."""
         raise NotImplementedError(f"{type(self).__name__} must define step()")
+
+    def create_lr_var(self, lr) -> float:
+        """The 1.x helper subclasses return from ``step()``; the optimizer keeps the rate in its
+        own learning-rate Tensor, so this is the number itself."""
+        return float(lr)
+
+    def state_dict(self) -> dict:
+        return {"step_num": self.step_num}
+
+    def set_state_dict(self, state_dict) -> None:
+        self.step_num = int(state_dict["step_num"])
+
+    set_dict = set_state_dict
 
 
 class FluidPiecewiseDecay(LearningRateDecay):

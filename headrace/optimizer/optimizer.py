@@ -52,7 +52,7 @@ def _check_learning_rate(learning_rate):
     if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real):
         raise TypeError("learning_rate must be a float or a Variable, got "
                         f"{type(learning_rate).__name__}: {learning_rate!r}")
-    if learning_rate < 0:
+    if not learning_rate >= 0:
         raise ValueError(f"learning_rate must be >= 0, got {learning_rate}")
     return float(learning_rate)
 
@@ -95,7 +95,8 @@ class Optimizer:
         self._learning_rate_map = {}             # Program -> learning-rate Variable
         self._eager_learning_rate = None         # dygraph: the [1] learning-rate Tensor
         self._last_decay_lr = None               # dygraph: the rate a LearningRateDecay last gave
-        self._pending_state = {}                 # dygraph: loaded accumulator values not created yet
+        self._pending_state = None               # dygraph: loaded accumulator values not created yet
+        self._loaded_names = ()                  # dygraph: every accumulator name the loaded state holds
 
     # --- learning rate --------------------------------------------------------------------
     def get_lr(self) -> float:
@@ -211,13 +212,8 @@ class Optimizer:
         var = self._persistable(names.generate(f"{param.name}_{name}"),
                                 param.shape if shape is None else shape,
                                 dtype or param.dtype, fill_value)
-        if self._pending_state:                   # set_state_dict ran before this step created it
-            if var.name not in self._pending_state:
-                raise KeyError(
-                    f"{type(self).__name__}: the state loaded with set_state_dict has no value for accumulator "
-                    f"{var.name!r} (parameter {param.name!r}); it holds {sorted(self._pending_state)[:6]}. "
-                    "Were the parameters created under other names (a second model built in this "
-                    "process)? Build the model under the same names, e.g. in a fresh process.")
+        if self._pending_state is not None:       # set_state_dict ran before this step created it
+            self._check_loaded(var, param)
             var.set_value(self._pending_state.pop(var.name))
         self._accumulators[name][param.name] = var
         return var
@@ -243,7 +239,7 @@ class Optimizer:
         if isinstance(self._learning_rate, LRScheduler):
             state["LR_Scheduler"] = self._learning_rate.state_dict()
         elif isinstance(self._learning_rate, LearningRateDecay):
-            state["LR_Scheduler"] = {"step_num": self._learning_rate.step_num, "last_lr": self._last_decay_lr}
+            state["LR_Scheduler"] = dict(self._learning_rate.state_dict(), last_lr=self._last_decay_lr)
         return state
 
     def set_state_dict(self, state_dict) -> None:
@@ -253,22 +249,32 @@ class Optimizer:
         if not isinstance(state_dict, dict):
             raise TypeError(f"set_state_dict: expected a dict from state_dict(), got {type(state_dict).__name__}")
         state = dict(state_dict)
-        schedule = state.pop("LR_Scheduler", None)
-        if schedule is not None:
+        schedule = state.pop("LR_Scheduler", None)    # a number learning rate ignores it (fine-tuning)
+        if isinstance(self._learning_rate, (LRScheduler, LearningRateDecay)):
+            if schedule is None:
+                raise KeyError(f"set_state_dict: this optimizer's learning rate is a "
+                               f"{type(self._learning_rate).__name__} but the state has no 'LR_Scheduler' entry")
             if isinstance(self._learning_rate, LRScheduler):
                 self._learning_rate.set_state_dict(schedule)
-            elif isinstance(self._learning_rate, LearningRateDecay):
-                self._learning_rate.step_num = int(schedule["step_num"])
-                self._last_decay_lr = schedule["last_lr"]
             else:
-                raise ValueError("set_state_dict: the state holds a learning-rate schedule but this optimizer's "
-                                 f"learning rate is a {type(self._learning_rate).__name__}")
-        pending = {k: np.asarray(v._value if isinstance(v, Tensor) else v) for k, v in state.items()}
+                self._learning_rate.set_state_dict(schedule)
+                self._last_decay_lr = schedule.get("last_lr")
+        self._pending_state = {k: np.asarray(v._value if isinstance(v, Tensor) else v) for k, v in state.items()}
+        self._loaded_names = tuple(sorted(self._pending_state))
         for acc in self._accumulators.values():
-            for var in acc.values():
-                if var.name in pending:
-                    var.set_value(pending.pop(var.name))
-        self._pending_state = pending
+            for param_name, var in acc.items():
+                self._check_loaded(var, param_name)
+                var.set_value(self._pending_state.pop(var.name))
+
+    def _check_loaded(self, var, param) -> None:
+        """Once a state is loaded, every accumulator (existing, or created later) must be in it."""
+        if var.name not in self._pending_state:
+            param_name = param if isinstance(param, str) else param.name
+            raise KeyError(
+                f"{type(self).__name__}: the state loaded with set_state_dict has no value for accumulator "
+                f"{var.name!r} (parameter {param_name!r}); it holds {list(self._loaded_names[:6])}. Were the "
+                "parameters (or this optimizer) created under other names, e.g. a second model built in "
+                "this process? Build them under the same names, e.g. in a fresh process.")
 
     set_dict = set_state_dict
 

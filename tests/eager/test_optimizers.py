@@ -181,10 +181,70 @@ def test_set_state_dict_errors():
     opt = paddle.optimizer.Momentum(0.1, parameters=net.parameters())
     _loss(net(paddle.ones([2, 4])), paddle.ones([2, 1])).backward()
     opt.step()
-    name = next(iter(opt.state_dict()))
+    state = {k: v.numpy() for k, v in opt.state_dict().items()}
+    name = next(iter(state))
     with pytest.raises(ValueError, match="has shape"):
-        opt.set_state_dict({name: np.zeros([7])})
-    with pytest.raises(ValueError, match="schedule"):
-        opt.set_state_dict({"LR_Scheduler": {"last_epoch": 1, "last_lr": 0.1}})
+        opt.set_state_dict(dict(state, **{name: np.zeros([7])}))
+    # a saved schedule is ignored by a number learning rate (fine-tuning at a fixed rate) ...
+    opt.set_state_dict(dict(state, LR_Scheduler={"last_epoch": 1, "last_lr": 0.1}))
+    # ... but a scheduled optimizer needs the schedule's state
+    sched_opt = paddle.optimizer.Momentum(paddle.optimizer.lr.StepDecay(0.1, 2), parameters=net.parameters())
+    with pytest.raises(KeyError, match="no 'LR_Scheduler' entry"):
+        sched_opt.set_state_dict({})
     with context.static_mode_guard(True), pytest.raises(RuntimeError, match="dygraph mode"):
         opt.state_dict()
+
+
+def test_set_state_dict_after_the_first_step_must_cover_every_accumulator():
+    """A second optimizer names its accumulators ..._velocity_1: loading ..._velocity_0 into it
+    after its first step is an error, not a silent no-op."""
+    net = _net()
+    first = paddle.optimizer.Momentum(0.1, parameters=net.parameters())
+    second = paddle.optimizer.Momentum(0.1, parameters=net.parameters())
+    for opt in (first, second):
+        _loss(net(paddle.ones([2, 4])), paddle.ones([2, 1])).backward()
+        opt.step()
+        opt.clear_grad()
+    saved = {k: v.numpy() for k, v in first.state_dict().items()}
+    with pytest.raises(KeyError, match="_velocity_1"):
+        second.set_state_dict(saved)
+
+
+@pytest.mark.parametrize("order", ["a_then_b", "b_then_a"])
+def test_partial_state_is_an_error_in_any_parameter_order(order):
+    from headrace.core import names
+    with names.guard():
+        a = paddle.nn.Linear(2, 2)
+        opt = paddle.optimizer.Momentum(0.1, parameters=a.parameters())
+        paddle.sum(a(paddle.ones([1, 2]))).backward()
+        opt.step()
+        saved = {k: v.numpy() for k, v in opt.state_dict().items()}
+    with names.guard():
+        a, b = paddle.nn.Linear(2, 2), paddle.nn.Linear(2, 2)
+        params = a.parameters() + b.parameters() if order == "a_then_b" else b.parameters() + a.parameters()
+        opt = paddle.optimizer.Momentum(0.1, parameters=params)
+        opt.set_state_dict(saved)
+        paddle.sum(b(a(paddle.ones([1, 2])))).backward()
+        with pytest.raises(KeyError, match="no value for accumulator 'linear_1"):
+            opt.step()
+
+
+def test_a_fluid_decay_subclass_written_the_1x_way():
+    class HalfEveryStep(fluid.dygraph.LearningRateDecay):
+        def step(self):
+            return self.create_lr_var(0.4 * 0.5 ** self.step_num)
+    w = paddle.nn.Linear(1, 1, bias_attr=False)
+    opt = fluid.optimizer.SGD(HalfEveryStep(), parameter_list=w.parameters())
+    rates = []
+    for _ in range(3):
+        loss = paddle.sum(w(paddle.ones([1, 1])))
+        loss.backward()
+        opt.minimize(loss)
+        opt.clear_gradients()
+        rates.append(opt.current_step_lr())
+    assert rates == [0.4, 0.2, 0.1]
+    state = opt.state_dict()["LR_Scheduler"]
+    assert state == {"step_num": 3, "last_lr": 0.1}
+    again = fluid.optimizer.SGD(HalfEveryStep(), parameter_list=w.parameters())
+    again.set_state_dict({"LR_Scheduler": state})
+    assert again.current_step_lr() == 0.1

@@ -108,6 +108,15 @@ def test_reduce_on_plateau_modes_and_metrics():
     assert copy() == rel() and copy.best == rel.best
 
 
+def test_lenient_arguments_as_the_reference():
+    assert trace(lr.InverseTimeDecay(0.5, gamma=0), 2) == [0.5, 0.5]
+    assert trace(lr.NaturalExpDecay(0.5, gamma=0), 2) == [0.5, 0.5]
+    s = lr.ReduceOnPlateau(1.0, mode="MIN", threshold_mode="ABS", patience=0)
+    s.step(1.0)
+    s.step(2.0)
+    assert s() == pytest.approx(0.1)
+
+
 def test_step_to_an_epoch_and_state_dict():
     s = lr.ExponentialDecay(1.0, gamma=0.5)
     s.step(3)

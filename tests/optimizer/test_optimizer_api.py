@@ -152,6 +152,11 @@ def test_global_norm_clip_over_float32_and_float64_gradients(mode):
 def test_schedule_validation_and_state():
     with pytest.raises(ValueError, match="must be >= 0"):
         paddle.optimizer.SGD(lr.StepDecay(-0.1, 2))
+    for bad in (float("nan"), -1.0):
+        with pytest.raises(ValueError, match="must be >= 0"):
+            paddle.optimizer.SGD(bad)
+        with pytest.raises(ValueError, match="must be >= 0"):
+            paddle.optimizer.SGD(0.1).set_lr(bad)
     sched = lr.LambdaDecay(0.1, lambda epoch: 1 - epoch)
     with pytest.raises(ValueError, match="LambdaDecay: the learning rate of epoch 2 is -0.1"):
         sched.step()
