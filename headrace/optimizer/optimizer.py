@@ -254,10 +254,8 @@ class Optimizer:
             if schedule is None:
                 raise KeyError(f"set_state_dict: this optimizer's learning rate is a "
                                f"{type(self._learning_rate).__name__} but the state has no 'LR_Scheduler' entry")
-            if isinstance(self._learning_rate, LRScheduler):
-                self._learning_rate.set_state_dict(schedule)
-            else:
-                self._learning_rate.set_state_dict(schedule)
+            self._learning_rate.set_state_dict(schedule)
+            if isinstance(self._learning_rate, LearningRateDecay):
                 self._last_decay_lr = schedule.get("last_lr")
         self._pending_state = {k: np.asarray(v._value if isinstance(v, Tensor) else v) for k, v in state.items()}
         self._loaded_names = tuple(sorted(self._pending_state))
@@ -265,6 +263,8 @@ class Optimizer:
             for param_name, var in acc.items():
                 self._check_loaded(var, param_name)
                 var.set_value(self._pending_state.pop(var.name))
+
+    set_dict = set_state_dict
 
     def _check_loaded(self, var, param) -> None:
         """Once a state is loaded, every accumulator (existing, or created later) must be in it."""
@@ -275,8 +275,6 @@ class Optimizer:
                 f"{var.name!r} (parameter {param_name!r}); it holds {list(self._loaded_names[:6])}. Were the "
                 "parameters (or this optimizer) created under other names, e.g. a second model built in "
                 "this process? Build them under the same names, e.g. in a fresh process.")
-
-    set_dict = set_state_dict
 
     def _check_dygraph(self, what: str) -> None:
         if context.in_static_mode():
