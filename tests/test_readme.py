@@ -15,4 +15,8 @@ def test_readme_python_blocks_run(capsys):
         context.switch_main_program(Program())
         context.switch_startup_program(Program())
         exec(compile(code, str(README), "exec"), {})
-    assert "(4, 2)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "(4, 2)" in out
+    # the LARS example (names count up across the blocks, which share one process)
+    assert re.search(r"^0\.0794 \['LR_Scheduler', 'linear_\d+\.b_0_velocity_0', 'linear_\d+\.w_0_velocity_0'\]$",
+                     out, flags=re.M), out
