@@ -21,14 +21,20 @@ from .gradrule import NO_GRADIENT, grad_slot, standard_rule
 from .registry import optional, register, register_grad
 
 
+def infer_broadcast(ctx):
+    """Shape inference of a binary op with the reference's ``axis`` broadcasting: X and Y share
+    a dtype and Y broadcasts onto X; returns ``(out_shape, dtype)``."""
+    dtype = ctx.check_same_dtype("X", "Y")
+    x_shape, y_shape, axis = ctx.shape("X"), ctx.shape("Y"), ctx.attr("axis")
+    try:
+        return broadcast_shape(x_shape, y_shape, axis), dtype
+    except BroadcastError:
+        ctx.fail("Y", describe_broadcast(x_shape, y_shape, axis), fmt_shape(y_shape))
+
+
 def _infer_binary(out_dtype=None):
     def infer(ctx):
-        dtype = ctx.check_same_dtype("X", "Y")
-        x_shape, y_shape, axis = ctx.shape("X"), ctx.shape("Y"), ctx.attr("axis")
-        try:
-            shape = broadcast_shape(x_shape, y_shape, axis)
-        except BroadcastError:
-            ctx.fail("Y", describe_broadcast(x_shape, y_shape, axis), fmt_shape(y_shape))
+        shape, dtype = infer_broadcast(ctx)
         ctx.set("Out", shape, out_dtype or dtype)
     return infer
 

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import fmt_shape
-from .elementwise import unbroadcast
+from .elementwise import infer_broadcast, unbroadcast
 from .gradrule import grad_slot, standard_rule
-from .infer_helpers import BroadcastError, aligned_shapes, broadcast_shape, describe_broadcast
+from .infer_helpers import aligned_shapes
 from .registry import REQUIRED, lookup, optional, register, register_grad
 
 ADD = "elementwise_add"
@@ -72,14 +71,9 @@ def _fused_infer(ctx):
             or (functors[0] if functors[1] == ADD else functors[1]) not in ACTIVATIONS):
         ctx.fail_attr("functor_list", f"[act, '{ADD}'] or ['{ADD}', act] with act in "
                       f"{sorted(ACTIVATIONS)}", functors)
-    dtype = ctx.check_same_dtype("X", "Y")
-    x_shape, y_shape, axis = ctx.shape("X"), ctx.shape("Y"), ctx.attr("axis")
-    try:
-        shape = broadcast_shape(x_shape, y_shape, axis)
-    except BroadcastError:
-        ctx.fail("Y", describe_broadcast(x_shape, y_shape, axis), fmt_shape(y_shape))
+    shape, dtype = infer_broadcast(ctx)
     ctx.set("Out", shape, dtype)
-    ctx.set("IntermediateOut", shape if _act_outer(functors) else y_shape, dtype)
+    ctx.set("IntermediateOut", shape if _act_outer(functors) else ctx.shape("Y"), dtype)
 
 
 def _aligned(x, y, axis):
