@@ -43,7 +43,65 @@ class UninitializedError(HeadraceError, RuntimeError):
 
 
 class KernelError(HeadraceError, RuntimeError):
-    """A kernel failed at run time; the message names the op and where it was built."""
+    """A kernel failed at run time; the message names the op and where it was built.
+
+    An exception raised inside a kernel reaches the user as ``wrap_kernel_error``'s result: an
+    instance of ``KernelError`` *and* of the original exception's type (an ``IndexError`` from a
+    kernel is still caught by ``except IndexError``), with the original as ``__cause__`` and the
+    op as the ``headrace_op`` attribute (``(op type, callsite)``).
+    """
+
+    headrace_op = None
+
+
+_WRAPPERS: dict = {}
+
+
+def _wrapper_class(cls):
+    """``KernelError`` combined with ``cls`` (cached); plain ``KernelError`` if they cannot combine."""
+    if issubclass(cls, KernelError):
+        return cls
+    wrapper = _WRAPPERS.get(cls)
+    if wrapper is None:
+        try:
+            wrapper = type(f"KernelError[{cls.__name__}]", (KernelError, cls),
+                           {"__module__": __name__, "__str__": lambda self: str(self.args[0]) if self.args else "",
+                            "__reduce__": lambda self: (_rebuild_wrapped, (cls, self.args[0], self.headrace_op))})
+        except TypeError:   # e.g. OSError's instance layout does not combine with RuntimeError's
+            wrapper = KernelError
+        _WRAPPERS[cls] = wrapper
+    return wrapper
+
+
+def _rebuild_wrapped(cls, message, op):
+    exc = _make(_wrapper_class(cls), message)
+    exc.headrace_op = op
+    return exc
+
+
+def _make(cls, message):
+    try:
+        return cls(message)
+    except TypeError:     # an exception type whose constructor wants other arguments
+        return KernelError(message)
+
+
+def is_wrapped(exc) -> bool:
+    """Whether ``exc`` already names the op it came from (raised by ``wrap_kernel_error``)."""
+    return getattr(exc, "headrace_op", None) is not None
+
+
+def wrap_kernel_error(exc: BaseException, op_type: str, callsite, detail: str = "") -> BaseException:
+    """The error to raise for ``exc`` escaping op ``op_type``'s kernel: ``exc`` itself if it
+    already names its op, else a ``KernelError`` that is also of ``exc``'s type (see KernelError)."""
+    if is_wrapped(exc):
+        return exc
+    message = f"{where(op_type, callsite)} failed while running: {type(exc).__name__}: {exc}"
+    if detail:
+        message += "\n" + detail
+    wrapped = _make(_wrapper_class(type(exc)), message)
+    wrapped.headrace_op = (op_type, callsite)
+    return wrapped
 
 
 class DeviceError(HeadraceError, RuntimeError):

@@ -205,6 +205,9 @@ class Program:
         self._op_role = 0        # role given to ops appended now (see role_guard)
         self._op_role_var = []
         self._lineage = object()  # shared by a program and its clones (fetching across them is fine)
+        # Pass results that are program state (ops carry the buffer plan, see roles.BUFFER_ATTR):
+        # ops run in program order, not with updates hoisted (passes/schedule.py).
+        self.strict_order = False
         # learning-rate variable name -> callable giving its rate; the executor writes each before
         # a run (optimizer/optimizer.py registers schedules and set_lr values here)
         self._lr_schedulers = {}
@@ -298,6 +301,7 @@ class Program:
         return {
             "version": 1,
             "random_seed": self._random_seed,
+            "strict_order": self.strict_order,
             "blocks": [
                 {
                     "idx": b.idx,
@@ -315,6 +319,7 @@ class Program:
 
         program = cls()
         program._random_seed = int(spec.get("random_seed", 0))
+        program.strict_order = bool(spec.get("strict_order", False))
         program.blocks = []
         for bspec in spec["blocks"]:
             block = Block(program, bspec["idx"], bspec["parent_idx"])

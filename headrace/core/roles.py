@@ -7,9 +7,12 @@ ROLE_ATTR = "op_role"
 ROLE_VAR_ATTR = "op_role_var"
 NAMESCOPE_ATTR = "op_namescope"
 DEVICE_ATTR = "op_device"
+# The buffer plan (set by the inplace / memory-reuse passes, read by the executor): a list of
+# ``[out_slot, out_name, donor_name]``: the kernel computes ``out_name`` into ``donor_name``'s buffer.
+BUFFER_ATTR = "buffer_reuse"
 
 # Attributes any op may carry besides its own declared ones.
-COMMON_ATTRS = {ROLE_ATTR: 0, ROLE_VAR_ATTR: [], NAMESCOPE_ATTR: "", DEVICE_ATTR: ""}
+COMMON_ATTRS = {ROLE_ATTR: 0, ROLE_VAR_ATTR: [], NAMESCOPE_ATTR: "", DEVICE_ATTR: "", BUFFER_ATTR: []}
 
 
 class OpRole(enum.IntFlag):

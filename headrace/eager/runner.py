@@ -3,31 +3,23 @@
 Per op: look the op up, gather the input arrays, resolve attributes (defaults, unknown names
 rejected) and run ``infer`` on the input arrays, so a bad input is the same clear error as at
 static build time (naming the op, the slot and the user's line); pick the generator of a random
-op (a fixed one for a ``seed``/``fix_seed`` attribute, else the global one — a ``Seed`` input is
-read by the kernel itself); run the kernel; wrap the outputs in Tensors (or write them into the
-Tensors the caller passed as ``outputs``); and, when gradients are enabled and an input requires
-grad, record the op on the tape (``tape.py``).
-
-With ``HEADRACE_CHECK_KERNELS=1`` (the test suite) every output is checked against ``infer`` and
-against undeclared buffer sharing, as the executor does.
+op and run the kernel through the one step runner (``ops/step.py``: the same generator choice,
+output checks in check mode and error wrapping as the executor); wrap the outputs in Tensors (or
+write them into the Tensors the caller passed as ``outputs``); and, when gradients are enabled
+and an input requires grad, record the op on the tape (``tape.py``).
 """
 from __future__ import annotations
-
-import os
 
 import numpy as np
 
 from ..core.callsite import user_callsite
-from ..core.dtypes import convert_dtype
-from ..core.errors import HeadraceError, KernelError, SlotError, fmt_shape, where
+from ..core.errors import HeadraceError, SlotError, where
 from ..core.names import EMPTY_VAR_NAME, grad_name
-from ..core.random import default_generator, fixed_generator
 from ..ops.gradrule import NO_GRADIENT, GradMaker
-from ..ops.registry import Meta, lookup, resolve_attrs, InferContext
+from ..ops.registry import InferContext, Meta, lookup, resolve_attrs
+from ..ops.step import Step
 from . import tape
 from .tensor import Tensor
-
-CHECK_KERNELS = os.environ.get("HEADRACE_CHECK_KERNELS", "") not in ("", "0")
 
 
 def _as_items(value):
@@ -79,15 +71,6 @@ def _infer(op_type, opdef, infer_ins, attrs):
     return ctx.outs
 
 
-def _rng(opdef, attrs):
-    if not opdef.random:
-        return None
-    seed = int(attrs.get("seed", 0) or 0)
-    if attrs.get("fix_seed", False) or seed != 0:
-        return fixed_generator(seed)
-    return default_generator().numpy
-
-
 def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
     """Run one op eagerly; return ``{slot: [Tensor, ...]}`` like ``apply_op`` in static mode."""
     opdef = lookup(op_type)
@@ -100,18 +83,8 @@ def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
     inferred = _infer(op_type, opdef, infer_ins, attrs)
     given = {slot: list(_as_items(v)) for slot, v in (outputs or {}).items()}
     wanted = [s.name for s in opdef.outputs if s.name in given or not s.optional]
-    rng = _rng(opdef, attrs)
-    kernel = opdef.bind_kernel(wanted)
-    try:
-        outs = kernel(kernel_ins, attrs) if rng is None else kernel(kernel_ins, attrs, rng)
-    except HeadraceError:
-        raise
-    except Exception as exc:
-        shapes = ", ".join(f"{s}={fmt_shape(a.shape)}" for s, arrs in infer_ins.items() for a in arrs)
-        raise KernelError(f"{where(op_type, user_callsite())} failed while running: "
-                          f"{type(exc).__name__}: {exc}\n  inputs: {shapes or 'none'}") from exc
-    if CHECK_KERNELS:
-        _check_outputs(op_type, opdef, outs, wanted, inferred, infer_ins)
+    step, expected = _step(op_type, opdef, attrs, inputs or {}, given, wanted, inferred)
+    outs = step.call(kernel_ins, None, expected.get)
     requires = (tape.grad_enabled and opdef.grad is not NO_GRADIENT
                 and any(not t.stop_gradient for _, _, t in in_tensors))
     result, out_arrays = {}, []
@@ -139,6 +112,26 @@ def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
     if requires and tape.recording:
         _record(op_type, opdef, attrs, in_tensors, out_arrays)
     return result
+
+
+def _step(op_type, opdef, attrs, inputs, given, wanted, inferred):
+    """The op as a ``Step`` whose names identify Tensors (a Tensor passed as an output that is
+    also an input keeps one name, as a static variable would), and each output's expected
+    ``(shape, dtype)`` for check mode."""
+    ins = []
+    for slot, value in inputs.items():
+        items = _as_items(value)
+        if items:
+            ins.append((slot, tuple(id(t) for t in items), opdef.input_slot(slot).many))
+    outs, expected = [], {}
+    for slot in wanted:
+        targets = given.get(slot)
+        metas = inferred.get(slot, ())
+        names = tuple(id(t) for t in targets) if targets is not None else \
+            tuple(f"{slot}:{k}" for k in range(len(metas)))
+        outs.append((slot, names, opdef.output_slot(slot).many))
+        expected.update((name, (shape, dtype.numpy)) for name, (shape, dtype) in zip(names, metas))
+    return Step(opdef, op_type, user_callsite, tuple(ins), tuple(outs), attrs), expected
 
 
 # --- recording ------------------------------------------------------------------------------------
@@ -205,26 +198,3 @@ class _NoRuleNode(tape.OpNode):
     def apply(self, out_grads):
         raise HeadraceError(f"{self.label()} has no gradient rule, but backward() needs the gradient "
                             "through it; detach() its inputs or run it under paddle.no_grad()")
-
-
-# --- check mode ---------------------------------------------------------------------------------
-def _check_outputs(op_type, opdef, outs, wanted, inferred, infer_ins) -> None:
-    for slot in wanted:
-        many = opdef.output_slot(slot).many
-        values = outs[slot] if many else (outs[slot],)
-        for value, (shape, dtype) in zip(values, inferred.get(slot, ())):
-            if not isinstance(value, np.ndarray):
-                raise KernelError(f"{where(op_type, None)}: kernel output `{slot}` is a "
-                                  f"{type(value).__name__}, expected numpy.ndarray")
-            if tuple(value.shape) != tuple(shape) or convert_dtype(value.dtype) != dtype:
-                raise KernelError(f"{where(op_type, user_callsite())}: kernel output `{slot}` has shape "
-                                  f"{fmt_shape(value.shape)} dtype {value.dtype}, infer said "
-                                  f"{fmt_shape(shape)} {dtype}")
-            for in_slot, arrays in infer_ins.items():
-                if opdef.views.get(slot) == in_slot or opdef.inplace.get(slot) == in_slot:
-                    continue
-                for arr in arrays:
-                    if np.may_share_memory(value, arr):
-                        raise KernelError(f"{where(op_type, user_callsite())}: kernel output `{slot}` "
-                                          f"shares memory with input `{in_slot}`, which the op does not "
-                                          "declare in `views`")

@@ -35,6 +35,7 @@ import numpy as np
 from ..core.errors import HeadraceError, where
 from ..core.names import EMPTY_VAR_NAME
 from ..ops.registry import Meta, lookup, resolve_attrs
+from ..ops.step import Step
 
 grad_enabled = True     # gradients tracked (outputs may require grad)
 recording = True        # nodes recorded (False inside track_only)
@@ -182,22 +183,12 @@ class OpNode(Node):
             env[name] = grad if grad is not None else np.zeros(meta.shape, meta.dtype)
         for gop in self.grad_ops:
             opdef = lookup(gop.type)
-            ins = {}
-            for slot, names in gop.inputs.items():
-                if opdef.input_slot(slot).many:
-                    ins[slot] = [env[n] for n in names]
-                else:
-                    ins[slot] = env[names[0]]
             attrs = resolve_attrs(opdef, gop.attrs, gop.type, self.callsite)
-            try:
-                outs = opdef.bind_kernel(gop.outputs)(ins, attrs)
-            except HeadraceError:
-                raise
-            except Exception as exc:
-                raise HeadraceError(f"{where(gop.type, self.callsite)} (the gradient of "
-                                    f"`{self.op_type}`) failed: {type(exc).__name__}: {exc}") from exc
-            for slot, names in gop.outputs.items():
-                values = outs[slot] if opdef.output_slot(slot).many else (outs[slot],)
+            step = Step.from_slots(opdef, gop.type, self.callsite, gop.inputs, gop.outputs, attrs,
+                                   note=f"the gradient of `{self.op_type}`")
+            _, outs = step.run(env)
+            for slot, names, many in step.outs:
+                values = outs[slot] if many else (outs[slot],)
                 for name, value in zip(names, values):
                     if name != EMPTY_VAR_NAME:
                         env[name] = value

@@ -10,7 +10,7 @@ be overwritten by the forward) or ``X`` (leaky_relu, gelu, log, square, abs).  `
 overwrite ``Out@GRAD`` (``inplace``), as in the reference.  Derivatives at kinks follow the
 reference: relu'(0) = 0 (``Out > 0``), leaky_relu'(0) = alpha (``X > 0``), abs'(0) = sign(0) = 0.
 
-Buffers (``ops/buffers.py``): every kernel here computes into a handed ``out`` buffer of its
+Buffers (``ops/kernel.py``): every kernel here computes into a handed ``out`` buffer of its
 output's shape and dtype, the same arithmetic in the same order as without one; with ``inplace``
 the buffer may be the input itself (``X`` for the forward, ``Out@GRAD`` for the gradient), so a
 kernel reads whatever it needs from that input before it writes.
@@ -22,10 +22,10 @@ import math
 import numpy as np
 
 from ..core.dtypes import float32, float64, int32, int64
-from .buffers import store, take
-from .gradrule import grad_slot, standard_rule
+from .gradrule import Gradient, grad_slot
 from .infer_helpers import normalize_axes
-from .registry import optional, register, register_grad
+from .kernel import store
+from .registry import register
 from .special import erfc
 
 FLOATS = (float32, float64)
@@ -58,39 +58,31 @@ def _register_unary(type, fn, doc, grad, attrs=None, allowed=FLOATS):
         attrs=attrs or {},
         infer=_infer_unary(allowed),
         kernel=_unary_kernel(fn),
-        grad=standard_rule(f"{type}_grad", inputs=("X",) if reads == "X" else (),
-                           outputs=("Out",) if reads == "Out" else ()),
+        grad=Gradient(_unary_grad_kernel(type, reads, dfn), inputs=("X",) if reads == "X" else (),
+                      outputs=("Out",) if reads == "Out" else (), like={DX: reads},
+                      inplace={DX: DOUT}, buffers=True),
         inplace={"Out": "X"},
+        buffers=True,
         doc=doc,
-    )
-    register_grad(
-        f"{type}_grad",
-        grad_of=type,
-        inputs=[reads, DOUT],
-        outputs=[optional(DX)],
-        attrs=attrs or {},
-        like={DX: reads},
-        kernel=_unary_grad_kernel(type, reads, dfn),
-        inplace={DX: DOUT},
     )
 
 
 def _unary_kernel(fn):
-    def kernel(ins, attrs, out=None):
+    def kernel(ins, attrs, ctx):
         x = ins["X"]
-        return {"Out": np.asarray(fn(x, attrs, take(out, "Out", x.shape, x.dtype)))}
+        return {"Out": np.asarray(fn(x, attrs, ctx.buffer("Out", x.shape, x.dtype)))}
     return kernel
 
 
 def _unary_grad_kernel(type, reads, dfn):
-    def kernel(ins, attrs, wanted, out=None):
-        if DX not in wanted:
+    def kernel(ins, attrs, ctx):
+        if DX not in ctx.wanted:
             return {}
         value, dout = ins[reads], ins[DOUT]
         if value.dtype.kind != "f":
             raise TypeError(f"op `{type}_grad`: gradients exist for floating-point inputs only, "
                             f"got `{reads}` of dtype {value.dtype}")
-        return {DX: np.asarray(dfn(value, dout, attrs, take(out, DX, value.shape, value.dtype)))}
+        return {DX: np.asarray(dfn(value, dout, attrs, ctx.buffer(DX, value.shape, value.dtype)))}
     return kernel
 
 
@@ -267,30 +259,16 @@ def softmax(x: np.ndarray, axis: int, buf=None) -> np.ndarray:
     return np.divide(buf, np.sum(buf, axis=axis, keepdims=True), out=buf)
 
 
-register(
-    "softmax",
-    inputs=["X"],
-    outputs=["Out"],
-    attrs={"axis": -1},
-    infer=_softmax_infer,
-    kernel=lambda ins, attrs, out=None: {"Out": softmax(ins["X"], attrs["axis"],
-                                                      take(out, "Out", ins["X"].shape, ins["X"].dtype))},
-    grad=standard_rule("softmax_grad", inputs=(), outputs=("Out",)),
-    inplace={"Out": "X"},
-    doc="Out = exp(X) / sum(exp(X)) along `axis`, computed as exp(X - max) / sum(exp(X - max))",
-)
-
-
-def _softmax_grad_kernel(ins, attrs, wanted, out=None):
+def _softmax_grad_kernel(ins, attrs, ctx):
     """dX = Out * (dOut - sum(dOut * Out, axis)): one full-size temporary (none when a buffer
     other than dOut is handed; a handed buffer is used only for C-contiguous inputs, so the sum
     sees the same memory order)."""
-    if DX not in wanted:
+    if DX not in ctx.wanted:
         return {}
     o, dout = ins["Out"], ins[DOUT]
     if o.ndim == 0:  # softmax of a scalar is the constant 1
         return {DX: np.zeros_like(dout)}
-    buf = take(out, DX, dout.shape, dout.dtype)
+    buf = ctx.buffer(DX, dout.shape, dout.dtype)
     if buf is not None and not (o.flags.c_contiguous and dout.flags.c_contiguous):
         buf = None
     tmp = dout * o if buf is None or buf is dout else np.multiply(dout, o, out=buf)
@@ -301,13 +279,16 @@ def _softmax_grad_kernel(ins, attrs, wanted, out=None):
     return {DX: dx}
 
 
-register_grad(
-    "softmax_grad",
-    grad_of="softmax",
-    inputs=["Out", DOUT],
-    outputs=[optional(DX)],
+register(
+    "softmax",
+    inputs=["X"],
+    outputs=["Out"],
     attrs={"axis": -1},
-    like={DX: "Out"},
-    kernel=_softmax_grad_kernel,
-    inplace={DX: DOUT},
+    infer=_softmax_infer,
+    kernel=lambda ins, attrs, ctx: {"Out": softmax(ins["X"], attrs["axis"], ctx.buffer_like("Out", ins["X"]))},
+    grad=Gradient(_softmax_grad_kernel, inputs=(), outputs=("Out",), like={DX: "Out"}, inplace={DX: DOUT},
+                  buffers=True),
+    buffers=True,
+    inplace={"Out": "X"},
+    doc="Out = exp(X) / sum(exp(X)) along `axis`, computed as exp(X - max) / sum(exp(X - max))",
 )

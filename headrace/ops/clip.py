@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.dtypes import float32, float64
-from .gradrule import NO_GRADIENT, grad_slot, standard_rule
-from .registry import optional, register, register_grad
+from .gradrule import NO_GRADIENT, Gradient, grad_slot
+from .registry import register
 
 FLOATS = (float32, float64)
 DX, DOUT = grad_slot("X"), grad_slot("Out")
@@ -30,14 +30,14 @@ def _clip_infer(ctx):
     _same_as_x(ctx)
 
 
-def _clip_kernel(ins, attrs):
+def _clip_kernel(ins, attrs, ctx):
     x = ins["X"]
     t = x.dtype.type
     return {"Out": np.clip(x, t(attrs["min"]), t(attrs["max"]))}
 
 
-def _clip_grad_kernel(ins, attrs, wanted):
-    if DX not in wanted:
+def _clip_grad_kernel(ins, attrs, ctx):
+    if DX not in ctx.wanted:
         return {}
     x, dout = ins["X"], ins[DOUT]
     t = x.dtype.type
@@ -46,10 +46,8 @@ def _clip_grad_kernel(ins, attrs, wanted):
 
 
 register("clip", inputs=["X"], outputs=["Out"], attrs={"min": -1.0, "max": 1.0},
-         infer=_clip_infer, kernel=_clip_kernel, grad=standard_rule("clip_grad"),
+         infer=_clip_infer, kernel=_clip_kernel, grad=Gradient(_clip_grad_kernel, like={DX: "X"}),
          doc="Out = min(max(X, min), max)")
-register_grad("clip_grad", grad_of="clip", inputs=["X", DOUT], outputs=[optional(DX)],
-              attrs={"min": -1.0, "max": 1.0}, like={DX: "X"}, kernel=_clip_grad_kernel)
 
 
 # --- squared_l2_norm ---------------------------------------------------------------------------
@@ -57,23 +55,21 @@ def _sq_norm_infer(ctx):
     ctx.set("Out", (1,), ctx.check_dtype("X", FLOATS))
 
 
-def _sq_norm_kernel(ins, attrs):
+def _sq_norm_kernel(ins, attrs, ctx):
     x = ins["X"].reshape(-1)
     return {"Out": np.array([np.dot(x, x)], dtype=x.dtype)}
 
 
-def _sq_norm_grad_kernel(ins, attrs, wanted):
-    if DX not in wanted:
+def _sq_norm_grad_kernel(ins, attrs, ctx):
+    if DX not in ctx.wanted:
         return {}
     x = ins["X"]
     return {DX: x * (x.dtype.type(2) * ins[DOUT].reshape(-1)[0])}
 
 
 register("squared_l2_norm", inputs=["X"], outputs=["Out"], infer=_sq_norm_infer,
-         kernel=_sq_norm_kernel, grad=standard_rule("squared_l2_norm_grad"),
+         kernel=_sq_norm_kernel, grad=Gradient(_sq_norm_grad_kernel, like={DX: "X"}),
          doc="Out = [sum(X * X)], shape [1]")
-register_grad("squared_l2_norm_grad", grad_of="squared_l2_norm", inputs=["X", DOUT],
-              outputs=[optional(DX)], like={DX: "X"}, kernel=_sq_norm_grad_kernel)
 
 
 # --- clip_by_norm ------------------------------------------------------------------------------
@@ -83,7 +79,7 @@ def _clip_by_norm_infer(ctx):
     _same_as_x(ctx)
 
 
-def _clip_by_norm_kernel(ins, attrs):
+def _clip_by_norm_kernel(ins, attrs, ctx):
     x = ins["X"]
     norm = float(np.sqrt(np.vdot(x, x)))
     max_norm = float(attrs["max_norm"])
@@ -99,5 +95,5 @@ register("clip_by_norm", inputs=["X"], outputs=["Out"], attrs={"max_norm": 1.0},
 
 # --- sign --------------------------------------------------------------------------------------
 register("sign", inputs=["X"], outputs=["Out"], infer=_same_as_x,
-         kernel=lambda ins, attrs: {"Out": np.sign(ins["X"])}, grad=NO_GRADIENT,
+         kernel=lambda ins, attrs, ctx: {"Out": np.sign(ins["X"])}, grad=NO_GRADIENT,
          doc="Out = sign(X): -1, 0 or 1")

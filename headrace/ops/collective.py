@@ -22,9 +22,9 @@ import threading
 
 import numpy as np
 
-from .gradrule import NO_GRADIENT, grad_slot, standard_rule
+from .gradrule import NO_GRADIENT, Gradient, grad_slot
 from .norm import _BN_ATTRS, _bn_channel_axis, _bn_global_stats, _bn_infer, bn_grad_kernel
-from .registry import many, optional, register, register_grad
+from .registry import many, register
 
 
 class Communicator:
@@ -91,7 +91,7 @@ register(
     "c_allreduce_sum",
     inputs=["X"], outputs=["Out"], attrs=dict(_COMM_ATTRS),
     infer=lambda ctx: ctx.set("Out", ctx.shape("X"), ctx.dtype("X")),
-    kernel=lambda ins, attrs: {"Out": current_communicator().all_reduce_sum(ins["X"])},
+    kernel=lambda ins, attrs, ctx: {"Out": current_communicator().all_reduce_sum(ins["X"])},
     grad=NO_GRADIENT, inplace={"Out": "X"}, views={"Out": "X"},
     doc="Out = the sum of X over every place of the group",
 )
@@ -100,7 +100,7 @@ register(
     "c_reduce_sum",
     inputs=["X"], outputs=["Out"], attrs={**_COMM_ATTRS, "root_id": 0},
     infer=lambda ctx: ctx.set("Out", ctx.shape("X"), ctx.dtype("X")),
-    kernel=lambda ins, attrs: {"Out": current_communicator().reduce_sum(ins["X"], attrs["root_id"])},
+    kernel=lambda ins, attrs, ctx: {"Out": current_communicator().reduce_sum(ins["X"], attrs["root_id"])},
     grad=NO_GRADIENT, inplace={"Out": "X"}, views={"Out": "X"},
     doc="on place `root_id`: Out = the sum of X over every place; elsewhere Out = X",
 )
@@ -109,7 +109,7 @@ register(
     "c_broadcast",
     inputs=[many("X")], outputs=[many("Out")], attrs={**_COMM_ATTRS, "root": 0, "roots": []},
     infer=_broadcast_infer,
-    kernel=lambda ins, attrs: {"Out": current_communicator().broadcast(
+    kernel=lambda ins, attrs, ctx: {"Out": current_communicator().broadcast(
         ins["X"], attrs["roots"] or [attrs["root"]] * len(ins["X"]))},
     grad=NO_GRADIENT, inplace={"Out": "X"}, views={"Out": "X"},
     doc="Out[i] = X[i] of place roots[i] (or of `root` when roots is empty) on every place: "
@@ -125,7 +125,7 @@ def _layout(x, attrs):
     return channels, view
 
 
-def _sync_bn_kernel(ins, attrs):
+def _sync_bn_kernel(ins, attrs, ctx):
     """batch_norm whose batch statistics cover every place's slice: the mean from all-reduced
     per-channel sums and element counts, then the (biased) variance from all-reduced sums of
     squared deviations (two passes, as accurate as the one-place kernel)."""
@@ -177,19 +177,8 @@ register(
     attrs=dict(_BN_ATTRS),
     infer=_bn_infer,
     kernel=_sync_bn_kernel,
-    grad=standard_rule("sync_batch_norm_grad", inputs=("X", "Scale"), outputs=("SavedMean", "SavedVariance"),
-                       output_grads=("Y",), input_grads=("X", "Scale", "Bias")),
+    grad=Gradient(bn_grad_kernel(_global_batch_means), inputs=("X", "Scale"), outputs=("SavedMean", "SavedVariance"), output_grads=("Y",), input_grads=("X", "Scale", "Bias"), like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Scale"}),
     inplace={"MeanOut": "Mean", "VarianceOut": "Variance"},
     doc="batch_norm with batch statistics over every place of the group (the global batch)",
 )
 
-register_grad(
-    "sync_batch_norm_grad",
-    grad_of="sync_batch_norm",
-    inputs=["X", "Scale", "SavedMean", "SavedVariance", grad_slot("Y")],
-    outputs=[optional(grad_slot("X")), optional(grad_slot("Scale")), optional(grad_slot("Bias"))],
-    attrs=dict(_BN_ATTRS),
-    like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Scale"},
-    kernel=bn_grad_kernel(_global_batch_means),
-    doc="the gradient of `sync_batch_norm`: X@GRAD from global sums; Scale/Bias gradients local",
-)

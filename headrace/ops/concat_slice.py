@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import DTypeError, ShapeError, fmt_shape
-from .gradrule import grad_slot, standard_rule
-from .registry import REQUIRED, many, optional, register, register_grad
+from .gradrule import Gradient, grad_slot
+from .registry import REQUIRED, many, register
 from .shape import BadShape, axis_index, raise_bad_shape
 
 X_GRAD, OUT_GRAD = grad_slot("X"), grad_slot("Out")
@@ -47,22 +47,12 @@ def _concat_infer(ctx):
     ctx.set("Out", out, dtypes[0])
 
 
-register(
-    "concat",
-    inputs=[many("X")],
-    outputs=["Out"],
-    attrs={"axis": 0},
-    infer=_concat_infer,
-    kernel=lambda ins, attrs: {"Out": np.concatenate(ins["X"], axis=attrs["axis"])},
-    grad=standard_rule("concat_grad"),
-    doc="Out = the inputs joined along `axis` (all other dims equal)",
-)
 
 
-def _concat_grad_kernel(ins, attrs, wanted):
+def _concat_grad_kernel(ins, attrs, ctx):
     """X@GRAD[i] = the piece of Out@GRAD where X[i] sits (views); X is read for its shapes only.
     Every position gets its piece, also those autodiff marked as not needed."""
-    if X_GRAD not in wanted:
+    if X_GRAD not in ctx.wanted:
         return {}
     xs, dout = ins["X"], ins[OUT_GRAD]
     axis = int(attrs["axis"]) % max(dout.ndim, 1)
@@ -73,17 +63,18 @@ def _concat_grad_kernel(ins, attrs, wanted):
     return {X_GRAD: np.split(dout, np.cumsum(sizes)[:-1], axis=axis)}
 
 
-register_grad(
-    "concat_grad",
-    grad_of="concat",
-    inputs=[many("X"), OUT_GRAD],
-    outputs=[many(X_GRAD, optional=True)],
-    views={X_GRAD: OUT_GRAD},
+register(
+    "concat",
+    inputs=[many("X")],
+    outputs=["Out"],
     attrs={"axis": 0},
-    like={X_GRAD: "X"},
-    kernel=_concat_grad_kernel,
-    no_need_buffer=["X"],
+    infer=_concat_infer,
+    kernel=lambda ins, attrs, ctx: {"Out": np.concatenate(ins["X"], axis=attrs["axis"])},
+    grad=Gradient(_concat_grad_kernel, like={X_GRAD: "X"}, no_need_buffer=["X"], views={X_GRAD: OUT_GRAD}),
+    doc="Out = the inputs joined along `axis` (all other dims equal)",
 )
+
+
 
 
 # --- split ---------------------------------------------------------------------------------------
@@ -121,7 +112,7 @@ def _split_infer(ctx):
     ctx.set_many("Out", [(x_shape[:axis] + (s,) + x_shape[axis + 1:], dtype) for s in sizes])
 
 
-def _split_kernel(ins, attrs):
+def _split_kernel(ins, attrs, ctx):
     x, axis = ins["X"], attrs["axis"]
     sizes = split_sizes(x.shape[axis], attrs["num"], attrs["sections"])
     return {"Out": np.split(x, np.cumsum(sizes)[:-1], axis=axis)}
@@ -188,7 +179,7 @@ def _slice_infer(ctx):
     ctx.set("Out", [d for i, d in enumerate(sliced) if i not in decrease], ctx.dtype("Input"))
 
 
-def _slice_kernel(ins, attrs):
+def _slice_kernel(ins, attrs, ctx):
     x = ins["Input"]
     axes, _, decrease = _slice_plan(x.shape, attrs["axes"], attrs["starts"], attrs["ends"],
                                     attrs["decrease_axis"])
@@ -199,25 +190,13 @@ def _slice_kernel(ins, attrs):
     return {"Out": np.squeeze(out, axis=tuple(decrease)) if decrease else out}
 
 
-register(
-    "slice",
-    inputs=["Input"],
-    outputs=["Out"],
-    views={"Out": "Input"},
-    attrs={"axes": REQUIRED, "starts": REQUIRED, "ends": REQUIRED, "decrease_axis": [], "infer_flags": []},
-    infer=_slice_infer,
-    kernel=_slice_kernel,
-    grad=standard_rule("slice_grad", inputs=("Input",), input_grads=("Input",)),
-    doc="Out = Input[starts[i]:ends[i]] along each axes[i] (Python slice rules, a view); "
-        "the dims in decrease_axis (length 1) are removed",
-)
 
 
-def _slice_grad_kernel(ins, attrs, wanted):
+def _slice_grad_kernel(ins, attrs, ctx):
     """Input@GRAD = zeros of Input's shape with Out@GRAD written where the slice came from;
     Input is read for its shape only."""
     in_grad = grad_slot("Input")
-    if in_grad not in wanted:
+    if in_grad not in ctx.wanted:
         return {}
     x, dout = ins["Input"], ins[OUT_GRAD]
     axes, sliced, decrease = _slice_plan(x.shape, attrs["axes"], attrs["starts"], attrs["ends"],
@@ -234,13 +213,17 @@ def _slice_grad_kernel(ins, attrs, wanted):
     return {in_grad: dx}
 
 
-register_grad(
-    "slice_grad",
-    grad_of="slice",
-    inputs=["Input", OUT_GRAD],
-    outputs=[optional(grad_slot("Input"))],
+register(
+    "slice",
+    inputs=["Input"],
+    outputs=["Out"],
+    views={"Out": "Input"},
     attrs={"axes": REQUIRED, "starts": REQUIRED, "ends": REQUIRED, "decrease_axis": [], "infer_flags": []},
-    like={grad_slot("Input"): "Input"},
-    kernel=_slice_grad_kernel,
-    no_need_buffer=["Input"],
+    infer=_slice_infer,
+    kernel=_slice_kernel,
+    grad=Gradient(_slice_grad_kernel, inputs=("Input",), input_grads=("Input",), like={grad_slot("Input"): "Input"}, no_need_buffer=["Input"]),
+    doc="Out = Input[starts[i]:ends[i]] along each axes[i] (Python slice rules, a view); "
+        "the dims in decrease_axis (length 1) are removed",
 )
+
+

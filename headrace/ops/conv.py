@@ -27,8 +27,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..core.errors import fmt_shape
 from .elementwise import check_float
-from .gradrule import grad_slot, standard_rule
-from .registry import REQUIRED, optional, register, register_grad
+from .gradrule import Gradient, grad_slot
+from .registry import REQUIRED, register
 
 _FORMATS = ("NCHW", "NHWC", "AnyLayout")
 _ALGORITHMS = ("EXPLICIT", "SAME", "VALID")
@@ -191,7 +191,7 @@ def _nchw(x, channels_last):
     return x.transpose(0, 3, 1, 2) if channels_last else x
 
 
-def _conv_kernel(ins, attrs):
+def _conv_kernel(ins, attrs, ctx):
     x, w = ins["Input"], ins["Filter"]
     (n, _, _, _), channels_last, strides, pads, dilations, g = _conv_setup(attrs, x.shape, w.shape)
     m, cg, kh, kw = w.shape
@@ -202,9 +202,9 @@ def _conv_kernel(ins, attrs):
     return {"Output": np.ascontiguousarray(out, dtype=x.dtype)}
 
 
-def _conv_grad_kernel(ins, attrs, wanted):
+def _conv_grad_kernel(ins, attrs, ctx):
     """Filter@GRAD = Output@GRAD @ columns^T; Input@GRAD = col2im(Filter^T @ Output@GRAD).
-    Each is computed only when wanted (Input's data is read only for Filter@GRAD)."""
+    Each is computed only when ctx.wanted (Input's data is read only for Filter@GRAD)."""
     x, w, dout = ins["Input"], ins["Filter"], ins[grad_slot("Output")]
     (n, c, h, wd), channels_last, strides, pads, dilations, g = _conv_setup(attrs, x.shape, w.shape)
     m, cg, kh, kw = w.shape
@@ -214,11 +214,11 @@ def _conv_grad_kernel(ins, attrs, wanted):
     else:
         d = dout.reshape(n, g, m // g, oh * ow).transpose(1, 2, 0, 3).reshape(g, m // g, n * oh * ow)
     result = {}
-    if grad_slot("Filter") in wanted:
+    if grad_slot("Filter") in ctx.wanted:
         cols, _ = _im2col(_nchw(x, channels_last), (kh, kw), strides, pads, dilations, g)
         dw = np.matmul(d, cols.transpose(0, 2, 1))
         result[grad_slot("Filter")] = dw.reshape(w.shape).astype(w.dtype, copy=False)
-    if grad_slot("Input") in wanted:
+    if grad_slot("Input") in ctx.wanted:
         filters_t = w.reshape(g, m // g, cg * kh * kw).transpose(0, 2, 1)
         # one output channel per group (depthwise): an outer product, 3x faster broadcast than matmul
         dcols = filters_t * d if m == g else np.matmul(filters_t, d)
@@ -231,22 +231,10 @@ def _conv_grad_kernel(ins, attrs, wanted):
 _CONV_ATTRS = {"strides": [1, 1], "paddings": [0, 0], "padding_algorithm": "EXPLICIT", "dilations": [1, 1],
                "groups": 1, "data_format": "NCHW", "use_cudnn": True, "use_mkldnn": False}
 
-def _conv_grad_rule(op):
-    return standard_rule(f"{op}_grad", inputs=("Input", "Filter"), output_grads=("Output",),
-                         input_grads=("Input", "Filter"))
-
-
-def _register_conv_grad(op):
+def _conv_gradient():
     """``<op>_grad``: reads Input (data needed only for Filter@GRAD), Filter, Output@GRAD."""
-    register_grad(
-        f"{op}_grad",
-        grad_of=op,
-        inputs=["Input", "Filter", grad_slot("Output")],
-        outputs=[optional(grad_slot("Input")), optional(grad_slot("Filter"))],
-        attrs=dict(_CONV_ATTRS),
-        like={grad_slot("Input"): "Input", grad_slot("Filter"): "Filter"},
-        kernel=_conv_grad_kernel,
-    )
+    return Gradient(_conv_grad_kernel, inputs=("Input", "Filter"), output_grads=("Output",),
+                    input_grads=("Input", "Filter"))
 
 
 register(
@@ -256,10 +244,9 @@ register(
     attrs=dict(_CONV_ATTRS),
     infer=_make_conv_infer(depthwise=False),
     kernel=_conv_kernel,
-    grad=_conv_grad_rule("conv2d"),
+    grad=_conv_gradient(),
     doc="Output = 2-D (grouped) cross-correlation of Input [N, C, H, W] with Filter [M, C/groups, kh, kw]",
 )
-_register_conv_grad("conv2d")
 
 register(
     "depthwise_conv2d",
@@ -268,10 +255,9 @@ register(
     attrs=dict(_CONV_ATTRS),
     infer=_make_conv_infer(depthwise=True),
     kernel=_conv_kernel,
-    grad=_conv_grad_rule("depthwise_conv2d"),
+    grad=_conv_gradient(),
     doc="conv2d with groups == C: each input channel has its own M/C filters",
 )
-_register_conv_grad("depthwise_conv2d")
 
 
 # --- pool2d ------------------------------------------------------------------------------------
@@ -342,7 +328,7 @@ def _avg_divisor(attrs, ch, cw, ksize, dtype):
     return np.array(ksize[0] * ksize[1], dtype)
 
 
-def _pool_kernel(ins, attrs):
+def _pool_kernel(ins, attrs, ctx):
     channels_last = attrs["data_format"] == "NHWC"
     x = _nchw(ins["X"], channels_last)
     (ih, vh, ch), (iw, vw, cw), ksize = _pool_axes(attrs, x.shape[2], x.shape[3])
@@ -428,8 +414,8 @@ def _max_pool_grad_gather(x, dout, h_axis, w_axis):
 _STRIDED_MAX_CELLS = 16  # windows up to this size use the loop over window offsets
 
 
-def _pool_grad_kernel(ins, attrs, wanted):
-    if grad_slot("X") not in wanted:
+def _pool_grad_kernel(ins, attrs, ctx):
+    if grad_slot("X") not in ctx.wanted:
         return {}
     channels_last = attrs["data_format"] == "NHWC"
     x, dout = _nchw(ins["X"], channels_last), _nchw(ins[grad_slot("Out")], channels_last)
@@ -459,18 +445,7 @@ register(
     attrs=dict(_POOL_ATTRS),
     infer=_pool_infer,
     kernel=_pool_kernel,
-    grad=standard_rule("pool2d_grad", inputs=("X",)),
+    grad=Gradient(_pool_grad_kernel, inputs=("X",), like={grad_slot("X"): "X"}),
     doc="Out = max or average over (kh, kw) windows of X (global, adaptive and ceil_mode variants)",
 )
 
-register_grad(
-    "pool2d_grad",
-    grad_of="pool2d",
-    inputs=["X", grad_slot("Out")],
-    outputs=[optional(grad_slot("X"))],
-    attrs=dict(_POOL_ATTRS),
-    like={grad_slot("X"): "X"},
-    kernel=_pool_grad_kernel,
-    doc="the gradient of `pool2d`: max sends each output's gradient to the first maximum of its "
-        "window (row-major), avg spreads it over the window divided as the forward divided",
-)

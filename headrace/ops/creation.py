@@ -12,8 +12,8 @@ import numpy as np
 
 from ..core.dtypes import FLOATING, convert_dtype
 from ..core.errors import DTypeError, fmt_shape
-from .gradrule import NO_GRADIENT, GradMaker, grad_slot
-from .registry import many, register, register_grad
+from .gradrule import NO_GRADIENT, GradMaker, Gradient, grad_slot
+from .registry import many, register
 
 
 def _static_shape(ctx, name="shape"):
@@ -38,7 +38,7 @@ def _parse_str_value(text: str, dtype: np.dtype):
     return float(text)
 
 
-def _fill_constant_kernel(ins, attrs):
+def _fill_constant_kernel(ins, attrs, ctx):
     dtype = convert_dtype(attrs["dtype"]).numpy
     value = attrs["value"]
     if attrs["str_value"]:
@@ -64,7 +64,7 @@ def _fill_any_like_infer(ctx):
     ctx.set("Out", ctx.shape("X"), ctx.dtype("X") if dtype in (None, "", -1) else dtype)
 
 
-def _fill_any_like_kernel(ins, attrs):
+def _fill_any_like_kernel(ins, attrs, ctx):
     x = ins["X"]
     dtype = x.dtype if attrs["dtype"] in (None, "", -1) else convert_dtype(attrs["dtype"]).numpy
     return {"Out": np.full(x.shape, attrs["value"], dtype=dtype)}
@@ -89,7 +89,7 @@ register(
     inputs=["Input"],
     outputs=["Out"],
     infer=lambda ctx: ctx.set("Out", (len(ctx.shape("Input")),), "int32"),
-    kernel=lambda ins, attrs: {"Out": np.asarray(ins["Input"].shape, dtype=np.int32)},
+    kernel=lambda ins, attrs, ctx: {"Out": np.asarray(ins["Input"].shape, dtype=np.int32)},
     no_need_buffer=["Input"],
     grad=NO_GRADIENT,
     doc="Out = the shape of Input as an int32 vector",
@@ -107,7 +107,7 @@ register(
     inputs=["X"],
     outputs=["Out"],
     infer=lambda ctx: ctx.set("Out", ctx.shape("X"), ctx.dtype("X")),
-    kernel=lambda ins, attrs: {"Out": ins["X"].copy()},
+    kernel=lambda ins, attrs, ctx: {"Out": ins["X"].copy()},
     grad=_assign_grad,
     doc="Out = a copy of X",
 )
@@ -127,7 +127,7 @@ register(
     outputs=["Out"],
     attrs={"shape": [], "dtype": "float32", "values": []},
     infer=_assign_value_infer,
-    kernel=lambda ins, attrs: {"Out": np.asarray(attrs["values"], dtype=convert_dtype(attrs["dtype"]).numpy)
+    kernel=lambda ins, attrs, ctx: {"Out": np.asarray(attrs["values"], dtype=convert_dtype(attrs["dtype"]).numpy)
                                .reshape(attrs["shape"])},
     grad=NO_GRADIENT,
     doc="Out = the constant `values` (row-major) reshaped to `shape`",
@@ -169,14 +169,14 @@ register(
     outputs=["Out"],
     attrs={"in_dtype": "", "out_dtype": "float32"},
     infer=_cast_infer,
-    kernel=lambda ins, attrs: {"Out": ins["X"].astype(convert_dtype(attrs["out_dtype"]).numpy)},
+    kernel=lambda ins, attrs, ctx: {"Out": ins["X"].astype(convert_dtype(attrs["out_dtype"]).numpy)},
     grad=_cast_grad,
     doc="Out = X converted to `out_dtype` (`in_dtype`, X's dtype, is filled in when empty)",
 )
 
 
 # --- scale -------------------------------------------------------------------------------------
-def _scale_kernel(ins, attrs):
+def _scale_kernel(ins, attrs, ctx):
     x = ins["X"]
     scale, bias = attrs["scale"], attrs["bias"]
     if x.dtype.kind in "iu":  # the reference converts scale and bias to X's dtype first
@@ -216,7 +216,7 @@ def _sum_infer(ctx):
     ctx.set("Out", out, dtypes[0])
 
 
-def _sum_kernel(ins, attrs):
+def _sum_kernel(ins, attrs, ctx):
     xs = ins["X"]
     out = xs[0].copy()
     for x in xs[1:]:
@@ -227,10 +227,10 @@ def _sum_kernel(ins, attrs):
 DX, DOUT = grad_slot("X"), grad_slot("Out")
 
 
-def _sum_grad_kernel(ins, attrs, wanted):
+def _sum_grad_kernel(ins, attrs, ctx):
     """Every X[i]@GRAD is Out@GRAD itself (the identity: no copy; unneeded positions are
     ``@EMPTY@`` and get the same array, which costs nothing)."""
-    if DX not in wanted:
+    if DX not in ctx.wanted:
         return {}
     return {DX: [ins[DOUT]] * len(ins["X"])}
 
@@ -241,19 +241,8 @@ register(
     outputs=["Out"],
     infer=_sum_infer,
     kernel=_sum_kernel,
-    grad=lambda g: [g.grad_op("sum_grad", {"X": g.input("X"), DOUT: g.output_grad("Out")},
-                              {DX: g.input_grad("X")}, {})],
+    grad=Gradient(_sum_grad_kernel, views={DX: DOUT}, no_need_buffer=["X"]),
     doc="Out = X[0] + X[1] + ... (all of one shape)",
-)
-register_grad(
-    "sum_grad",
-    grad_of="sum",
-    inputs=[many("X"), DOUT],
-    outputs=[many(DX, optional=True)],
-    views={DX: DOUT},
-    like={DX: "X"},
-    kernel=_sum_grad_kernel,
-    no_need_buffer=["X"],
 )
 
 
@@ -271,28 +260,28 @@ def _uniform_infer(ctx):
     _random_infer(ctx)
 
 
-def _uniform_kernel(ins, attrs, rng):
+def _uniform_kernel(ins, attrs, ctx):
     dtype = convert_dtype(attrs["dtype"]).numpy
     high = dtype.type(attrs["max"])
-    out = rng.uniform(attrs["min"], attrs["max"], size=attrs["shape"]).astype(dtype)
+    out = ctx.rng.uniform(attrs["min"], attrs["max"], size=attrs["shape"]).astype(dtype)
     # rounding to a narrower dtype may reach `max`; keep the interval half-open
     return {"Out": np.minimum(out, np.nextafter(high, dtype.type(-np.inf)))}
 
 
-def _gaussian_kernel(ins, attrs, rng):
+def _gaussian_kernel(ins, attrs, ctx):
     dtype = convert_dtype(attrs["dtype"]).numpy
-    out = rng.normal(attrs["mean"], attrs["std"], size=attrs["shape"]).astype(dtype)
+    out = ctx.rng.normal(attrs["mean"], attrs["std"], size=attrs["shape"]).astype(dtype)
     return {"Out": out}
 
 
-def _truncated_gaussian_kernel(ins, attrs, rng):
+def _truncated_gaussian_kernel(ins, attrs, ctx):
     """Normal(mean, std) redrawn outside [mean - 2 std, mean + 2 std]."""
     mean, std = attrs["mean"], attrs["std"]
     size = int(np.prod(attrs["shape"], dtype=np.int64))
-    out = rng.normal(mean, std, size=size)
+    out = ctx.rng.normal(mean, std, size=size)
     bad = np.abs(out - mean) > 2 * std
     while bad.any():
-        out[bad] = rng.normal(mean, std, size=int(bad.sum()))
+        out[bad] = ctx.rng.normal(mean, std, size=int(bad.sum()))
         bad = np.abs(out - mean) > 2 * std
     return {"Out": out.reshape(attrs["shape"]).astype(convert_dtype(attrs["dtype"]).numpy)}
 

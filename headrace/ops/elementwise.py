@@ -3,7 +3,7 @@
 ``axis=-1`` is NumPy broadcasting; ``axis=k`` aligns the lower-rank operand with the other's dims
 starting at ``k`` (e.g. X [N, C, H, W] + Y [C] with axis=1 adds a per-channel bias).
 
-Buffers (``ops/buffers.py``): the arithmetic ops may write ``Out`` into ``X``'s buffer when X dies
+Buffers (``ops/kernel.py``): the arithmetic ops may write ``Out`` into ``X``'s buffer when X dies
 there (``inplace``), and every kernel here computes into a handed ``out`` buffer when it has the
 full broadcast shape and the output dtype (integer division excepted: it allocates).  Gradients
 of add/sub pass ``Out@GRAD`` through (a view) where no summation is needed; the other gradients
@@ -15,10 +15,9 @@ import numpy as np
 
 from ..core.dtypes import bool_
 from ..core.errors import DTypeError, fmt_shape
-from .buffers import take
 from .infer_helpers import BroadcastError, aligned_shapes, broadcast_shape, describe_broadcast
-from .gradrule import NO_GRADIENT, grad_slot, standard_rule
-from .registry import optional, register, register_grad
+from .gradrule import NO_GRADIENT, Gradient, grad_slot
+from .registry import register
 
 
 def infer_broadcast(ctx):
@@ -73,12 +72,12 @@ _BINARY = {
 
 
 def _binary_kernel(fn, out_dtype=None):
-    def kernel(ins, attrs, out=None):
+    def kernel(ins, attrs, ctx):
         x, y = _aligned(ins["X"], ins["Y"], attrs["axis"])
         buf = None
-        if out:
+        if ctx.out:
             dtype = out_dtype or np.result_type(x, y)
-            buf = take(out, "Out", np.broadcast_shapes(x.shape, y.shape), dtype)
+            buf = ctx.buffer("Out", np.broadcast_shapes(x.shape, y.shape), dtype)
         result = fn(x, y) if buf is None else fn(x, y, out=buf)
         return {"Out": result if type(result) is np.ndarray else np.asarray(result)}  # 0-D gives a scalar
     return kernel
@@ -103,7 +102,7 @@ def _grad_kernel(dx_fn, dy_fn, shape_only):
     only for an operand of the output's full shape (no summation).  Operands in ``shape_only``
     arrive without data and are passed as None."""
 
-    def kernel(ins, attrs, wanted, out=None):
+    def kernel(ins, attrs, ctx):
         x_in, y_in = ins["X"], ins["Y"]
         xs, ys = aligned_shapes(x_in.shape, y_in.shape, attrs["axis"])
         x = None if "X" in shape_only else x_in.reshape(xs)
@@ -111,9 +110,9 @@ def _grad_kernel(dx_fn, dy_fn, shape_only):
         o, dout = ins.get("Out"), ins[grad_slot("Out")]
         result = {}
         for slot, fn, operand, aligned in ((grad_slot("X"), dx_fn, x_in, xs), (grad_slot("Y"), dy_fn, y_in, ys)):
-            if slot not in wanted:
+            if slot not in ctx.wanted:
                 continue
-            buf = take(out, slot, dout.shape, dout.dtype) if operand.shape == dout.shape else None
+            buf = ctx.buffer(slot, dout.shape, dout.dtype) if operand.shape == dout.shape else None
             result[slot] = np.asarray(unbroadcast(fn(x, y, o, dout, buf), aligned, operand.shape))
         return result
     return kernel
@@ -165,20 +164,12 @@ for _type, (_fn, _doc) in _BINARY.items():
         attrs={"axis": -1},
         infer=_infer_binary(),
         kernel=_binary_kernel(_fn),
-        grad=standard_rule(f"{_type}_grad", inputs=("X", "Y"), outputs=_extra, input_grads=("X", "Y")),
+        grad=Gradient(_grad_kernel(_dx, _dy, _shape_only), inputs=("X", "Y"), outputs=_extra,
+                      input_grads=("X", "Y"), views={grad_slot(s): grad_slot("Out") for s in _through},
+                      no_need_buffer=_shape_only, buffers=True),
         inplace={"Out": "X"},
+        buffers=True,
         doc=_doc,
-    )
-    register_grad(
-        f"{_type}_grad",
-        grad_of=_type,
-        inputs=["X", "Y", *_extra, grad_slot("Out")],
-        outputs=[optional(grad_slot("X")), optional(grad_slot("Y"))],
-        views={grad_slot(s): grad_slot("Out") for s in _through},
-        attrs={"axis": -1},
-        like={grad_slot("X"): "X", grad_slot("Y"): "Y"},
-        kernel=_grad_kernel(_dx, _dy, _shape_only),
-        no_need_buffer=_shape_only,
     )
 
 _COMPARE = {
@@ -199,6 +190,7 @@ for _type, _fn in _COMPARE.items():
         infer=_infer_binary(out_dtype=bool_),
         kernel=_binary_kernel(_fn, np.dtype(np.bool_)),
         grad=NO_GRADIENT,
+        buffers=True,
         doc=f"Out = {_fn.__name__}(X, Y), a bool tensor",
     )
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from .elementwise import infer_broadcast, unbroadcast
-from .gradrule import grad_slot, standard_rule
+from .gradrule import Gradient, grad_slot
 from .infer_helpers import aligned_shapes
-from .registry import REQUIRED, lookup, optional, register, register_grad
+from .registry import REQUIRED, lookup, optional, register
 
 ADD = "elementwise_add"
 
@@ -49,14 +49,6 @@ def _tanh_grad(out, dout, buf):
 ACTIVATIONS = {"relu": (_relu, _relu_grad), "tanh": (_tanh, _tanh_grad)}
 
 
-def _take(out, slot, shape, dtype):
-    """The buffer handed for ``slot`` if it has exactly this shape and dtype, else None."""
-    buf = out.get(slot) if out else None
-    if buf is not None and buf.shape == tuple(shape) and buf.dtype == dtype and buf.flags.writeable:
-        return buf
-    return None
-
-
 def _act_outer(functors) -> bool:
     return functors[1] == ADD
 
@@ -81,37 +73,25 @@ def _aligned(x, y, axis):
     return x.reshape(xs), y.reshape(ys)
 
 
-def _fused_kernel(ins, attrs, out=None):
+def _fused_kernel(ins, attrs, ctx):
     functors, axis = attrs["functor_list"], attrs["axis"]
     act, _ = ACTIVATIONS[_act_name(functors)]
     x, y = ins["X"], ins["Y"]
     if _act_outer(functors):
         xa, ya = (x, y) if axis == -1 or x.ndim == y.ndim else _aligned(x, y, axis)
         shape = np.broadcast_shapes(xa.shape, ya.shape)
-        buf = _take(out, "Out", shape, np.result_type(x, y))
+        buf = ctx.buffer("Out", shape, np.result_type(x, y))
         s = np.asarray(np.add(xa, ya, out=buf))
         return {"Out": act(s, s)}
     inter = np.asarray(act(y, None))
     xa, ia = (x, inter) if axis == -1 or x.ndim == y.ndim else _aligned(x, inter, axis)
-    buf = _take(out, "Out", np.broadcast_shapes(xa.shape, ia.shape), np.result_type(x, y))
+    buf = ctx.buffer("Out", np.broadcast_shapes(xa.shape, ia.shape), np.result_type(x, y))
     return {"Out": np.asarray(np.add(xa, ia, out=buf)), "IntermediateOut": inter}
 
 
-register(
-    "fused_elemwise_add_activation",
-    inputs=["X", "Y"],
-    outputs=["Out", optional("IntermediateOut")],
-    attrs={"functor_list": REQUIRED, "axis": -1, "save_intermediate_out": False},
-    infer=_fused_infer,
-    kernel=_fused_kernel,
-    grad=standard_rule("fused_elemwise_add_activation_grad", inputs=("X", "Y"),
-                       outputs=("Out", "IntermediateOut"), input_grads=("X", "Y")),
-    inplace={"Out": "X"},
-    doc="act(X + Y) or X + act(Y) in one op (see the module docstring)",
-)
 
 
-def _fused_grad_kernel(ins, attrs, wanted, out=None):
+def _fused_grad_kernel(ins, attrs, ctx):
     functors, axis = attrs["functor_list"], attrs["axis"]
     _, act_grad = ACTIVATIONS[_act_name(functors)]
     x_in, y_in, dout = ins["X"], ins["Y"], ins[grad_slot("Out")]
@@ -120,15 +100,15 @@ def _fused_grad_kernel(ins, attrs, wanted, out=None):
     result = {}
     if _act_outer(functors):
         o = ins["Out"]
-        d = np.asarray(act_grad(o, dout, _take(out, dx_slot, dout.shape, dout.dtype)))
-        if dx_slot in wanted:
+        d = np.asarray(act_grad(o, dout, ctx.buffer(dx_slot, dout.shape, dout.dtype)))
+        if dx_slot in ctx.wanted:
             result[dx_slot] = np.asarray(unbroadcast(d, xs, x_in.shape))
-        if dy_slot in wanted:
+        if dy_slot in ctx.wanted:
             result[dy_slot] = np.asarray(unbroadcast(d, ys, y_in.shape))
         return result
-    if dx_slot in wanted:
+    if dx_slot in ctx.wanted:
         result[dx_slot] = np.asarray(unbroadcast(dout, xs, x_in.shape))
-    if dy_slot in wanted:
+    if dy_slot in ctx.wanted:
         inter = ins.get("IntermediateOut")
         if inter is None:
             raise ValueError("fused_elemwise_add_activation_grad with functor_list [elementwise_add, act] "
@@ -138,34 +118,36 @@ def _fused_grad_kernel(ins, attrs, wanted, out=None):
     return result
 
 
-register_grad(
-    "fused_elemwise_add_activation_grad",
-    grad_of="fused_elemwise_add_activation",
-    inputs=["X", "Y", optional("Out"), optional("IntermediateOut"), grad_slot("Out")],
-    outputs=[optional(grad_slot("X")), optional(grad_slot("Y"))],
+register(
+    "fused_elemwise_add_activation",
+    inputs=["X", "Y"],
+    outputs=["Out", optional("IntermediateOut")],
     attrs={"functor_list": REQUIRED, "axis": -1, "save_intermediate_out": False},
-    like={grad_slot("X"): "X", grad_slot("Y"): "Y"},
-    kernel=_fused_grad_kernel,
-    no_need_buffer=("X", "Y"),
-    inplace={grad_slot("X"): grad_slot("Out")},
-    views={grad_slot("X"): grad_slot("Out"), grad_slot("Y"): grad_slot("Out")},
+    infer=_fused_infer,
+    kernel=_fused_kernel,
+    buffers=True,
+    grad=Gradient(_fused_grad_kernel, inputs=("X", "Y"), outputs=("Out", "IntermediateOut"), input_grads=("X", "Y"), like={grad_slot("X"): "X", grad_slot("Y"): "Y"}, no_need_buffer=("X", "Y"), inplace={grad_slot("X"): grad_slot("Out")}, views={grad_slot("X"): grad_slot("Out"), grad_slot("Y"): grad_slot("Out")}, buffers=True),
+    inplace={"Out": "X"},
+    doc="act(X + Y) or X + act(Y) in one op (see the module docstring)",
 )
+
+
 
 
 # --- relu + depthwise_conv2d ----------------------------------------------------------------------
 _DW = "depthwise_conv2d"
 
 
-def _fused_dw_kernel(ins, attrs):
+def _fused_dw_kernel(ins, attrs, ctx):
     x = ins["Input"]
-    return lookup(_DW).kernel({"Input": np.maximum(x, x.dtype.type(0)), "Filter": ins["Filter"]}, attrs)
+    return lookup(_DW).kernel({"Input": np.maximum(x, x.dtype.type(0)), "Filter": ins["Filter"]}, attrs, ctx)
 
 
-def _fused_dw_grad_kernel(ins, attrs, wanted):
+def _fused_dw_grad_kernel(ins, attrs, ctx):
     x = ins["Input"]
     r = np.maximum(x, x.dtype.type(0))
     grads = lookup(f"{_DW}_grad").kernel({"Input": r, "Filter": ins["Filter"],
-                                          grad_slot("Output"): ins[grad_slot("Output")]}, attrs, wanted)
+                                          grad_slot("Output"): ins[grad_slot("Output")]}, attrs, ctx)
     if grad_slot("Input") in grads:
         grads[grad_slot("Input")] = np.asarray(grads[grad_slot("Input")] * (r > 0))
     return grads
@@ -178,17 +160,7 @@ register(
     attrs=dict(lookup(_DW).attrs),
     infer=lookup(_DW).infer,
     kernel=_fused_dw_kernel,
-    grad=standard_rule("fused_relu_depthwise_conv2d_grad", inputs=("Input", "Filter"),
-                       output_grads=("Output",), input_grads=("Input", "Filter")),
+    grad=Gradient(_fused_dw_grad_kernel, inputs=("Input", "Filter"), output_grads=("Output",), input_grads=("Input", "Filter"), like={grad_slot("Input"): "Input", grad_slot("Filter"): "Filter"}),
     doc="Output = depthwise_conv2d(relu(Input), Filter); the relu output is never stored",
 )
 
-register_grad(
-    "fused_relu_depthwise_conv2d_grad",
-    grad_of="fused_relu_depthwise_conv2d",
-    inputs=["Input", "Filter", grad_slot("Output")],
-    outputs=[optional(grad_slot("Input")), optional(grad_slot("Filter"))],
-    attrs=dict(lookup(_DW).attrs),
-    like={grad_slot("Input"): "Input", grad_slot("Filter"): "Filter"},
-    kernel=_fused_dw_grad_kernel,
-)

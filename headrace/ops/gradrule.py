@@ -12,6 +12,11 @@ a stop_gradient variable) and fills gradients no op produces with zeros.  So a g
 must compute only the output slots it is handed (``wanted``) and must accept every slot the rule
 may omit as absent.
 
+A forward op usually declares its gradient op with it: ``register(..., grad=Gradient(kernel,
+inputs=..., outputs=..., output_grads=..., input_grads=...))`` registers ``<type>_grad`` with the
+slots the rule fills (so they are written once) and makes the rule.  A rule that emits other ops
+(``scale``'s gradient is a ``scale``) is a plain function.
+
 ``NO_GRADIENT`` marks an op that has no gradient by nature (comparisons, random generators,
 ``shape``): gradient never flows through its outputs.  An op whose ``grad`` is ``None`` has not
 been given a rule, and autodiff reports it when it lies on a gradient path.
@@ -19,6 +24,7 @@ been given a rule, and autodiff reports it when it lies on a gradient path.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..core import names, roles
 
@@ -47,23 +53,23 @@ _INHERITED_COMMON = (roles.NAMESCOPE_ATTR, roles.DEVICE_ATTR)
 class GradMaker:
     """What a gradient rule sees: the forward op's slots (variable names) and attributes.
 
-    ``grad_of(name)`` names the gradient variable of a forward variable; autodiff supplies it (so
-    repeated backward passes get independent names); by default it is ``name@GRAD``.
+    ``grad_name(name)`` names the gradient variable of a forward variable; autodiff supplies it
+    (so repeated backward passes get independent names); by default it is ``name@GRAD``.
     """
 
-    __slots__ = ("type", "inputs", "outputs", "attrs", "common", "grad_of")
+    __slots__ = ("type", "inputs", "outputs", "attrs", "common", "grad_name")
 
-    def __init__(self, op_type, inputs, outputs, attrs, grad_of=None):
+    def __init__(self, op_type, inputs, outputs, attrs, grad_name=None):
         self.type = op_type
         self.inputs = inputs
         self.outputs = outputs
         self.attrs = {k: v for k, v in attrs.items() if k not in roles.COMMON_ATTRS}
         self.common = {k: attrs[k] for k in _INHERITED_COMMON if k in attrs}
-        self.grad_of = grad_of or names.grad_name
+        self.grad_name = grad_name or names.grad_name
 
     @classmethod
-    def of(cls, op, grad_of=None) -> "GradMaker":
-        return cls(op.type, op.inputs, op.outputs, op.attrs, grad_of)
+    def of(cls, op, grad_name=None) -> "GradMaker":
+        return cls(op.type, op.inputs, op.outputs, op.attrs, grad_name)
 
     def input(self, slot: str) -> list:
         return list(self.inputs.get(slot) or ())
@@ -76,11 +82,11 @@ class GradMaker:
 
     def input_grad(self, slot: str) -> list:
         """Gradient variable names of the forward inputs in ``slot``."""
-        return [self.grad_of(n) for n in self.input(slot)]
+        return [self.grad_name(n) for n in self.input(slot)]
 
     def output_grad(self, slot: str) -> list:
         """Gradient variable names of the forward outputs in ``slot``."""
-        return [self.grad_of(n) for n in self.output(slot)]
+        return [self.grad_name(n) for n in self.output(slot)]
 
     def attr(self, name: str):
         return self.attrs[name]
@@ -119,6 +125,37 @@ def standard_rule(grad_type: str, inputs=("X",), outputs=(), output_grads=("Out"
         return [g.grad_op(grad_type, ins, outs, op_attrs)]
 
     return rule
+
+
+@dataclass(frozen=True)
+class Gradient:
+    """A forward op's gradient op, declared with the forward op (``register(..., grad=...)``).
+
+    The gradient op reads the forward ``inputs`` and ``outputs`` named here and the gradients of
+    ``output_grads``, and writes the gradients of ``input_grads`` (``S@GRAD`` slots).  It keeps
+    the forward op's attributes (``attrs=True``), only the named ones (a tuple) or none
+    (``False``).  Its shape inference is ``infer``, or ``like`` (output slot -> input slot it
+    takes shape and dtype from), by default each input gradient like its forward input.
+    """
+
+    kernel: Callable
+    inputs: tuple = ("X",)
+    outputs: tuple = ()
+    output_grads: tuple = ("Out",)
+    input_grads: tuple = ("X",)
+    attrs: object = True
+    infer: Callable | None = None
+    like: dict | None = None
+    no_need_buffer: tuple = ()
+    inplace: dict | None = None
+    views: dict | None = None
+    buffers: bool = False
+    type: str | None = None       # default: "<forward type>_grad"
+    doc: str = ""
+
+    def rule(self, grad_type: str):
+        return standard_rule(grad_type, self.inputs, self.outputs, self.output_grads,
+                             self.input_grads, self.attrs)
 
 
 def like_infer(pairs: dict):

@@ -10,7 +10,7 @@ own layout (transposes are views handed to BLAS), then sum it over the batch dim
 broadcast along; a 2-D operand against a batched one is handled by flattening the batch into the
 matrix rows, one BLAS call instead of a product per batch element and a sum.
 
-Buffers (``ops/buffers.py``): every kernel here writes a product into a handed ``out`` buffer of
+Buffers (``ops/kernel.py``): every kernel here writes a product into a handed ``out`` buffer of
 the result's exact shape and dtype (C-contiguous, so BLAS writes it directly; the same BLAS call,
 bit-identical), except where a 1-D operand or a summed-over batch dim makes the product's shape
 differ from the output's.  No op here overwrites an input (no ``inplace``): a matrix product
@@ -21,10 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import fmt_shape
-from .buffers import take
-from .gradrule import grad_slot, standard_rule
+from .gradrule import Gradient, grad_slot
 from .infer_helpers import BroadcastError, matmul_shape, prod
-from .registry import optional, register, register_grad
+from .registry import register
 
 X_GRAD, Y_GRAD, OUT_GRAD = grad_slot("X"), grad_slot("Y"), grad_slot("Out")
 
@@ -50,30 +49,19 @@ def _mul_infer(ctx):
     ctx.set("Out", x_shape[:xn] + y_shape[yn:], dtype)
 
 
-def _mul_kernel(ins, attrs, out=None):
+def _mul_kernel(ins, attrs, ctx):
     x, y = ins["X"], ins["Y"]
     xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
     x2 = x.reshape(prod(x.shape[:xn]), prod(x.shape[xn:]))
     y2 = y.reshape(prod(y.shape[:yn]), prod(y.shape[yn:]))
     shape = x.shape[:xn] + y.shape[yn:]
-    buf = take(out, "Out", shape, np.result_type(x, y))
+    buf = ctx.buffer("Out", shape, np.result_type(x, y))
     if buf is not None:
         np.matmul(x2, y2, out=buf.reshape(x2.shape[0], y2.shape[1]))
         return {"Out": buf}
     return {"Out": np.matmul(x2, y2).reshape(shape)}
 
 
-register(
-    "mul",
-    inputs=["X", "Y"],
-    outputs=["Out"],
-    attrs={"x_num_col_dims": 1, "y_num_col_dims": 1},
-    infer=_mul_infer,
-    kernel=_mul_kernel,
-    grad=standard_rule("mul_grad", inputs=("X", "Y"), input_grads=("X", "Y")),
-    doc="Out = X (flattened to 2-D at x_num_col_dims) @ Y (flattened at y_num_col_dims), "
-        "shaped X.shape[:x_num_col_dims] + Y.shape[y_num_col_dims:]",
-)
 
 
 def _dot_into(a, b, buf, shape):
@@ -84,30 +72,34 @@ def _dot_into(a, b, buf, shape):
     return buf
 
 
-def _mul_grad_kernel(ins, attrs, wanted, out=None):
+def _mul_grad_kernel(ins, attrs, ctx):
     x, y, dout = ins["X"], ins["Y"], ins[OUT_GRAD]
     xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
     m, k, n = prod(x.shape[:xn]), prod(x.shape[xn:]), prod(y.shape[yn:])
     d2 = dout.reshape(m, n)
     result = {}
-    if X_GRAD in wanted:
-        buf = take(out, X_GRAD, x.shape, d2.dtype)
+    if X_GRAD in ctx.wanted:
+        buf = ctx.buffer(X_GRAD, x.shape, d2.dtype)
         result[X_GRAD] = _dot_into(d2, y.reshape(k, n).T, buf, x.shape)
-    if Y_GRAD in wanted:
-        buf = take(out, Y_GRAD, y.shape, d2.dtype)
+    if Y_GRAD in ctx.wanted:
+        buf = ctx.buffer(Y_GRAD, y.shape, d2.dtype)
         result[Y_GRAD] = _dot_into(x.reshape(m, k).T, d2, buf, y.shape)
     return result
 
 
-register_grad(
-    "mul_grad",
-    grad_of="mul",
-    inputs=["X", "Y", OUT_GRAD],
-    outputs=[optional(X_GRAD), optional(Y_GRAD)],
+register(
+    "mul",
+    inputs=["X", "Y"],
+    outputs=["Out"],
     attrs={"x_num_col_dims": 1, "y_num_col_dims": 1},
-    like={X_GRAD: "X", Y_GRAD: "Y"},
-    kernel=_mul_grad_kernel,
+    infer=_mul_infer,
+    kernel=_mul_kernel,
+    grad=Gradient(_mul_grad_kernel, inputs=("X", "Y"), input_grads=("X", "Y"), buffers=True),
+    buffers=True,
+    doc="Out = X (flattened to 2-D at x_num_col_dims) @ Y (flattened at y_num_col_dims), "
+        "shaped X.shape[:x_num_col_dims] + Y.shape[y_num_col_dims:]",
 )
+
 
 
 # --- matmul_v2 / matmul ----------------------------------------------------------------------------
@@ -152,14 +144,14 @@ def _product_shape(a, b):
     return np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
 
 
-def _matmul_product(x, y, trans_x, trans_y, out=None):
+def _matmul_product(x, y, trans_x, trans_y, ctx):
     """NumPy matmul; a transpose flag swaps the last two dims of an operand of rank >= 2."""
     if trans_x and x.ndim >= 2:
         x = _t(x)
     if trans_y and y.ndim >= 2:
         y = _t(y)
-    shape = _product_shape(x, y) if out else None
-    buf = take(out, "Out", shape, np.result_type(x, y)) if shape is not None else None
+    shape = _product_shape(x, y) if ctx.out else None
+    buf = ctx.buffer("Out", shape, np.result_type(x, y)) if shape is not None else None
     if x.ndim > 2 and y.ndim == 2 and not trans_x:
         return _mm(x, y, buf)
     return np.asarray(np.matmul(x, y, out=buf))
@@ -180,7 +172,7 @@ def _rows(a):
     return a.reshape(-1, a.shape[-1])
 
 
-def _matmul_grads(x, y, dout, trans_x, trans_y, alpha, wanted, out=None):
+def _matmul_grads(x, y, dout, trans_x, trans_y, alpha, ctx):
     """X@GRAD / Y@GRAD of ``alpha * op(X) @ op(Y)``, each only when wanted; a handed buffer is
     used when neither operand is 1-D and the operand's batch dims are the output's (nothing to
     sum)."""
@@ -195,8 +187,8 @@ def _matmul_grads(x, y, dout, trans_x, trans_y, alpha, wanted, out=None):
         d = d[..., None, :]                          # d: [..., M, N]
     plain = not (x_vec or y_vec)
     result = {}
-    if X_GRAD in wanted:                             # in X's layout: [..., M, K] or [..., K, M]
-        buf = take(out, X_GRAD, x.shape, d.dtype) if plain and x.shape[:-2] == d.shape[:-2] else None
+    if X_GRAD in ctx.wanted:                         # in X's layout: [..., M, K] or [..., K, M]
+        buf = ctx.buffer(X_GRAD, x.shape, d.dtype) if plain and x.shape[:-2] == d.shape[:-2] else None
         if not tx:
             dx = _mm(d, y2 if ty else _t(y2), buf)
         else:
@@ -207,8 +199,8 @@ def _matmul_grads(x, y, dout, trans_x, trans_y, alpha, wanted, out=None):
         if alpha != 1.0:
             dx *= alpha
         result[X_GRAD] = dx
-    if Y_GRAD in wanted:                             # in Y's layout: [..., K, N] or [..., N, K]
-        buf = take(out, Y_GRAD, y.shape, d.dtype) if plain else None
+    if Y_GRAD in ctx.wanted:                         # in Y's layout: [..., K, N] or [..., N, K]
+        buf = ctx.buffer(Y_GRAD, y.shape, d.dtype) if plain else None
         if y2.ndim == 2 and d.ndim > 2 and not tx:   # batch folded into the rows: one product
             dy = np.dot(_rows(x2).T, _rows(d), out=buf) if not ty else np.dot(_rows(d).T, _rows(x2), out=buf)
         else:
@@ -227,8 +219,14 @@ def _matmul_grads(x, y, dout, trans_x, trans_y, alpha, wanted, out=None):
     return result
 
 
-def _matmul_v2_kernel(ins, attrs, out=None):
-    return {"Out": _matmul_product(ins["X"], ins["Y"], attrs["trans_x"], attrs["trans_y"], out)}
+def _matmul_v2_kernel(ins, attrs, ctx):
+    return {"Out": _matmul_product(ins["X"], ins["Y"], attrs["trans_x"], attrs["trans_y"], ctx)}
+
+
+
+
+def _matmul_v2_grad_kernel(ins, attrs, ctx):
+    return _matmul_grads(ins["X"], ins["Y"], ins[OUT_GRAD], attrs["trans_x"], attrs["trans_y"], 1.0, ctx)
 
 
 register(
@@ -238,37 +236,30 @@ register(
     attrs={"trans_x": False, "trans_y": False},
     infer=_infer_matmul("trans_x", "trans_y"),
     kernel=_matmul_v2_kernel,
-    grad=standard_rule("matmul_v2_grad", inputs=("X", "Y"), input_grads=("X", "Y")),
+    grad=Gradient(_matmul_v2_grad_kernel, inputs=("X", "Y"), input_grads=("X", "Y"), buffers=True),
+    buffers=True,
     doc="Out = op(X) @ op(Y), NumPy matmul semantics (1-D operands, broadcast batch dims); "
         "op transposes the last two dims when trans_x/trans_y is set",
 )
 
 
-def _matmul_v2_grad_kernel(ins, attrs, wanted, out=None):
-    return _matmul_grads(ins["X"], ins["Y"], ins[OUT_GRAD], attrs["trans_x"], attrs["trans_y"], 1.0, wanted,
-                         out)
 
-
-register_grad(
-    "matmul_v2_grad",
-    grad_of="matmul_v2",
-    inputs=["X", "Y", OUT_GRAD],
-    outputs=[optional(X_GRAD), optional(Y_GRAD)],
-    attrs={"trans_x": False, "trans_y": False},
-    like={X_GRAD: "X", Y_GRAD: "Y"},
-    kernel=_matmul_v2_grad_kernel,
-)
-
-
-def _matmul_v1_kernel(ins, attrs, out=None):
-    product = _matmul_product(ins["X"], ins["Y"], attrs["transpose_X"], attrs["transpose_Y"], out)
+def _matmul_v1_kernel(ins, attrs, ctx):
+    product = _matmul_product(ins["X"], ins["Y"], attrs["transpose_X"], attrs["transpose_Y"], ctx)
     alpha = attrs["alpha"]
     if alpha != 1.0:
-        if out and product is out.get("Out"):   # the handed buffer: scale it in place
+        if product is ctx.out.get("Out"):   # the handed buffer: scale it in place
             np.multiply(product, alpha, out=product)
         else:
             product = np.asarray(product * alpha, dtype=product.dtype)
     return {"Out": product}
+
+
+
+
+def _matmul_v1_grad_kernel(ins, attrs, ctx):
+    return _matmul_grads(ins["X"], ins["Y"], ins[OUT_GRAD], attrs["transpose_X"], attrs["transpose_Y"],
+                         attrs["alpha"], ctx)
 
 
 register(
@@ -278,22 +269,8 @@ register(
     attrs={"transpose_X": False, "transpose_Y": False, "alpha": 1.0},
     infer=_infer_matmul("transpose_X", "transpose_Y"),
     kernel=_matmul_v1_kernel,
-    grad=standard_rule("matmul_grad", inputs=("X", "Y"), input_grads=("X", "Y")),
+    grad=Gradient(_matmul_v1_grad_kernel, inputs=("X", "Y"), input_grads=("X", "Y"), buffers=True),
+    buffers=True,
     doc="Out = alpha * (op(X) @ op(Y)), the shape rules of matmul_v2",
 )
 
-
-def _matmul_v1_grad_kernel(ins, attrs, wanted, out=None):
-    return _matmul_grads(ins["X"], ins["Y"], ins[OUT_GRAD], attrs["transpose_X"], attrs["transpose_Y"],
-                         attrs["alpha"], wanted, out)
-
-
-register_grad(
-    "matmul_grad",
-    grad_of="matmul",
-    inputs=["X", "Y", OUT_GRAD],
-    outputs=[optional(X_GRAD), optional(Y_GRAD)],
-    attrs={"transpose_X": False, "transpose_Y": False, "alpha": 1.0},
-    like={X_GRAD: "X", Y_GRAD: "Y"},
-    kernel=_matmul_v1_grad_kernel,
-)

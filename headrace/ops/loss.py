@@ -28,10 +28,9 @@ import numpy as np
 
 from ..core.dtypes import float32, float64, int32, int64
 from ..core.errors import fmt_shape
-from .buffers import take
-from .gradrule import NO_GRADIENT, grad_slot, standard_rule
+from .gradrule import NO_GRADIENT, Gradient, grad_slot
 from .infer_helpers import normalize_axes
-from .registry import optional, register, register_grad
+from .registry import register
 
 FLOATS = (float32, float64)
 _TOLERABLE = 1e20   # the reference's stand-in for infinity in -log(p)
@@ -128,7 +127,7 @@ def _cross_entropy_infer(ctx):
     ctx.set("Y", merged[:-1] + (1,), dtype)
 
 
-def _cross_entropy_kernel(ins, attrs):
+def _cross_entropy_kernel(ins, attrs, ctx):
     x, label = ins["X"], ins["Label"]
     soft = attrs["soft_label"]
     if soft:
@@ -139,6 +138,16 @@ def _cross_entropy_kernel(ins, attrs):
     return {"Y": np.asarray(y, dtype=x.dtype)}
 
 
+
+
+def _cross_entropy_grad_kernel(ins, attrs, ctx):
+    if grad_slot("X") not in ctx.wanted:
+        return {}
+    x = ins["X"]
+    grad = _neg_log_grad(x, ins["Label"], ins[grad_slot("Y")], -1, attrs["soft_label"], attrs["ignore_index"])
+    return {grad_slot("X"): grad}
+
+
 register(
     "cross_entropy",
     inputs=["X", "Label"],
@@ -146,29 +155,12 @@ register(
     attrs={"soft_label": False, "ignore_index": -100},
     infer=_cross_entropy_infer,
     kernel=_cross_entropy_kernel,
-    grad=standard_rule("cross_entropy_grad", inputs=("X", "Label"), output_grads=("Y",), input_grads=("X",)),
+    grad=Gradient(_cross_entropy_grad_kernel, inputs=("X", "Label"), output_grads=("Y",), input_grads=("X",), like={grad_slot("X"): "X"}),
     doc="Y = -log(X[..., Label]) for hard labels (0 where Label == ignore_index), or "
         "-sum(Label * log(X), -1) for soft labels; X holds probabilities [..., D], Y is [..., 1]",
 )
 
 
-def _cross_entropy_grad_kernel(ins, attrs, wanted):
-    if grad_slot("X") not in wanted:
-        return {}
-    x = ins["X"]
-    grad = _neg_log_grad(x, ins["Label"], ins[grad_slot("Y")], -1, attrs["soft_label"], attrs["ignore_index"])
-    return {grad_slot("X"): grad}
-
-
-register_grad(
-    "cross_entropy_grad",
-    grad_of="cross_entropy",
-    inputs=["X", "Label", grad_slot("Y")],
-    outputs=[optional(grad_slot("X"))],
-    attrs={"soft_label": False, "ignore_index": -100},
-    like={grad_slot("X"): "X"},
-    kernel=_cross_entropy_grad_kernel,
-)
 
 
 # --- softmax_with_cross_entropy --------------------------------------------------------------------
@@ -197,39 +189,24 @@ def _log_softmax(logits, axis, buf=None):
     return np.divide(e, total, out=buf), shifted - np.log(total)
 
 
-def _swce_kernel(ins, attrs, out=None):
+def _swce_kernel(ins, attrs, ctx):
     logits, label = ins["Logits"], ins["Label"]
     axis = attrs["axis"] % logits.ndim
     if attrs["use_softmax"]:
-        probs, log_p = _log_softmax(logits, axis, take(out, "Softmax", logits.shape, logits.dtype))
+        probs, log_p = _log_softmax(logits, axis, ctx.buffer("Softmax", logits.shape, logits.dtype))
     else:
         probs, log_p = logits.copy(), _tolerable_log(logits)
     loss = _nll(log_p, label, axis, attrs["soft_label"], attrs["ignore_index"])
     return {"Softmax": probs, "Loss": np.asarray(loss, dtype=logits.dtype)}
 
 
-register(
-    "softmax_with_cross_entropy",
-    inputs=["Logits", "Label"],
-    outputs=["Softmax", "Loss"],
-    attrs={"soft_label": False, "ignore_index": -100, "numeric_stable_mode": True,
-           "use_softmax": True, "axis": -1},
-    infer=_swce_infer,
-    kernel=_swce_kernel,
-    grad=standard_rule("softmax_with_cross_entropy_grad", inputs=("Label",), outputs=("Softmax",),
-                       output_grads=("Loss",), input_grads=("Logits",)),
-    inplace={"Softmax": "Logits"},
-    doc="Softmax = softmax(Logits) along `axis`; Loss = cross entropy of Softmax and Label, computed "
-        "from log-sum-exp (always numerically stable: `numeric_stable_mode` is accepted for "
-        "compatibility). use_softmax=False: Logits already are probabilities (Softmax = a copy).",
-)
 
 
-def _swce_grad_kernel(ins, attrs, wanted, out=None):
-    if grad_slot("Logits") not in wanted:
+def _swce_grad_kernel(ins, attrs, ctx):
+    if grad_slot("Logits") not in ctx.wanted:
         return {}
     softmax, label, dloss = ins["Softmax"], ins["Label"], ins[grad_slot("Loss")]
-    buf = take(out, grad_slot("Logits"), softmax.shape, softmax.dtype)  # may be Softmax: read first
+    buf = ctx.buffer(grad_slot("Logits"), softmax.shape, softmax.dtype)  # may be Softmax: read first
     axis = attrs["axis"] % softmax.ndim
     soft, ignore_index = attrs["soft_label"], attrs["ignore_index"]
     if not attrs["use_softmax"]:
@@ -250,17 +227,23 @@ def _swce_grad_kernel(ins, attrs, wanted, out=None):
     return {grad_slot("Logits"): grad}
 
 
-register_grad(
-    "softmax_with_cross_entropy_grad",
-    grad_of="softmax_with_cross_entropy",
-    inputs=["Softmax", "Label", grad_slot("Loss")],
-    outputs=[optional(grad_slot("Logits"))],
+register(
+    "softmax_with_cross_entropy",
+    inputs=["Logits", "Label"],
+    outputs=["Softmax", "Loss"],
     attrs={"soft_label": False, "ignore_index": -100, "numeric_stable_mode": True,
            "use_softmax": True, "axis": -1},
-    like={grad_slot("Logits"): "Softmax"},
-    kernel=_swce_grad_kernel,
-    inplace={grad_slot("Logits"): "Softmax"},
+    infer=_swce_infer,
+    kernel=_swce_kernel,
+    buffers=True,
+    grad=Gradient(_swce_grad_kernel, inputs=("Label",), outputs=("Softmax",), output_grads=("Loss",), input_grads=("Logits",), like={grad_slot("Logits"): "Softmax"}, inplace={grad_slot("Logits"): "Softmax"}, buffers=True),
+    inplace={"Softmax": "Logits"},
+    doc="Softmax = softmax(Logits) along `axis`; Loss = cross entropy of Softmax and Label, computed "
+        "from log-sum-exp (always numerically stable: `numeric_stable_mode` is accepted for "
+        "compatibility). use_softmax=False: Logits already are probabilities (Softmax = a copy).",
 )
+
+
 
 
 # --- accuracy --------------------------------------------------------------------------------------
@@ -276,7 +259,7 @@ def _accuracy_infer(ctx):
     ctx.set("Total", (), int32)
 
 
-def _accuracy_kernel(ins, attrs):
+def _accuracy_kernel(ins, attrs, ctx):
     """A row is correct when fewer than k scores rank ahead of its label's score, where j ranks
     ahead of the label l if score_j > score_l, or score_j == score_l and j < l (a stable descending
     sort); no sort is needed."""

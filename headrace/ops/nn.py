@@ -25,8 +25,8 @@ from ..core.dtypes import int32, int64, uint8
 from ..core.errors import fmt_shape
 from ..core.random import fixed_generator
 from .elementwise import check_float
-from .gradrule import NO_GRADIENT, grad_slot, standard_rule
-from .registry import optional, register, register_grad
+from .gradrule import NO_GRADIENT, Gradient, grad_slot
+from .registry import optional, register
 
 _IMPLEMENTATIONS = ("downgrade_in_infer", "upscale_in_train")
 
@@ -50,7 +50,7 @@ def _dropout_infer(ctx):
     ctx.set("Mask", x_shape, uint8)
 
 
-def _dropout_kernel(ins, attrs, rng):
+def _dropout_kernel(ins, attrs, ctx):
     x = ins["X"]
     p = float(attrs["dropout_prob"])
     upscale = attrs["dropout_implementation"] == "upscale_in_train"
@@ -58,7 +58,7 @@ def _dropout_kernel(ins, attrs, rng):
         out = x.copy() if upscale else x * np.asarray(1.0 - p, dtype=x.dtype)
         return {"Out": out, "Mask": np.ones(x.shape, dtype=np.uint8)}
     seed = ins.get("Seed")
-    seed = draw_seed(rng) if seed is None else int(np.asarray(seed).reshape(-1)[0])
+    seed = draw_seed(ctx.rng) if seed is None else int(np.asarray(seed).reshape(-1)[0])
     mask = np.asarray(fixed_generator(seed).random(x.shape) >= p, dtype=np.uint8)  # 0-D x: a float
     if upscale:
         out = np.zeros_like(x) if p == 1.0 else x / np.asarray(1.0 - p, dtype=x.dtype) * mask
@@ -67,24 +67,10 @@ def _dropout_kernel(ins, attrs, rng):
     return {"Out": np.asarray(out, dtype=x.dtype), "Mask": mask}
 
 
-register(
-    "dropout",
-    inputs=["X", optional("Seed")],
-    outputs=["Out", "Mask"],
-    attrs={"dropout_prob": 0.5, "is_test": False, "fix_seed": False, "seed": 0,
-           "dropout_implementation": "downgrade_in_infer"},
-    infer=_dropout_infer,
-    kernel=_dropout_kernel,
-    random=True,
-    grad=standard_rule("dropout_grad", inputs=(), outputs=("Mask",), input_grads=("X",),
-                       attrs=("dropout_prob", "is_test", "dropout_implementation")),
-    doc="Out = X * Mask (upscale_in_train: / (1 - p)); Mask drops each element with probability p. "
-        "In test mode Out = X * (1 - p) (downgrade_in_infer) or X (upscale_in_train)",
-)
 
 
-def _dropout_grad_kernel(ins, attrs, wanted):
-    if grad_slot("X") not in wanted:
+def _dropout_grad_kernel(ins, attrs, ctx):
+    if grad_slot("X") not in ctx.wanted:
         return {}
     dout = ins[grad_slot("Out")]
     p = float(attrs["dropout_prob"])
@@ -100,16 +86,21 @@ def _dropout_grad_kernel(ins, attrs, wanted):
     return {grad_slot("X"): dx}
 
 
-register_grad(
-    "dropout_grad",
-    grad_of="dropout",
-    inputs=["Mask", grad_slot("Out")],
-    outputs=[optional(grad_slot("X"))],
-    views={grad_slot("X"): grad_slot("Out")},
-    attrs={"dropout_prob": 0.5, "is_test": False, "dropout_implementation": "downgrade_in_infer"},
-    like={grad_slot("X"): grad_slot("Out")},
-    kernel=_dropout_grad_kernel,
+register(
+    "dropout",
+    inputs=["X", optional("Seed")],
+    outputs=["Out", "Mask"],
+    attrs={"dropout_prob": 0.5, "is_test": False, "fix_seed": False, "seed": 0,
+           "dropout_implementation": "downgrade_in_infer"},
+    infer=_dropout_infer,
+    kernel=_dropout_kernel,
+    random=True,
+    grad=Gradient(_dropout_grad_kernel, inputs=(), outputs=("Mask",), input_grads=("X",), attrs=("dropout_prob", "is_test", "dropout_implementation"), like={grad_slot("X"): grad_slot("Out")}, views={grad_slot("X"): grad_slot("Out")}),
+    doc="Out = X * Mask (upscale_in_train: / (1 - p)); Mask drops each element with probability p. "
+        "In test mode Out = X * (1 - p) (downgrade_in_infer) or X (upscale_in_train)",
 )
+
+
 
 
 # --- seed -------------------------------------------------------------------------------------
@@ -122,10 +113,10 @@ def _seed_infer(ctx):
     ctx.set("Out", (1,), int32)
 
 
-def _seed_kernel(ins, attrs, rng):
+def _seed_kernel(ins, attrs, ctx):
     if attrs["is_test"]:   # a test clone: its dropouts draw nothing, so neither does this
         return {"Out": np.zeros(1, dtype=np.int32)}
-    return {"Out": np.array([draw_seed(rng)], dtype=np.int32)}
+    return {"Out": np.array([draw_seed(ctx.rng)], dtype=np.int32)}
 
 
 register(
@@ -170,7 +161,7 @@ def _make_lookup_infer(ids_last_dim_one: bool):
 
 
 def _make_lookup_kernel(op_type: str, ids_last_dim_one: bool):
-    def kernel(ins, attrs):
+    def kernel(ins, attrs, ctx):
         w, ids = ins["W"], ins["Ids"]
         if ids_last_dim_one:
             ids = ids.reshape(ids.shape[:-1])
@@ -189,8 +180,8 @@ def _make_lookup_kernel(op_type: str, ids_last_dim_one: bool):
 
 
 def _make_lookup_grad_kernel(op_type: str):
-    def kernel(ins, attrs, wanted):
-        if grad_slot("W") not in wanted:
+    def kernel(ins, attrs, ctx):
+        if grad_slot("W") not in ctx.wanted:
             return {}
         w, ids, dout = ins["W"], ins["Ids"], ins[grad_slot("Out")]   # w: shape and dtype only
         rows, dim = w.shape
@@ -218,22 +209,11 @@ def _make_lookup_grad_kernel(op_type: str):
     return kernel
 
 
-def _lookup_grad(op_type: str):
-    register_grad(
-        f"{op_type}_grad",
-        grad_of=op_type,
-        inputs=["W", "Ids", grad_slot("Out")],
-        outputs=[optional(grad_slot("W"))],
-        attrs={"padding_idx": -1},
-        like={grad_slot("W"): "W"},
-        kernel=_make_lookup_grad_kernel(op_type),
-        no_need_buffer=["W"],
-    )
+def _lookup_gradient(op_type: str):
+    return Gradient(_make_lookup_grad_kernel(op_type), inputs=("W", "Ids"), input_grads=("W",),
+                    attrs=("padding_idx",), no_need_buffer=["W"])
 
 
-_LOOKUP_GRAD_RULE = {op: standard_rule(f"{op}_grad", inputs=("W", "Ids"), input_grads=("W",),
-                                       attrs=("padding_idx",))
-                     for op in ("lookup_table_v2", "lookup_table")}
 _LOOKUP_ATTRS = {"padding_idx": -1, "is_sparse": False, "is_distributed": False, "remote_prefetch": False}
 
 register(
@@ -243,10 +223,9 @@ register(
     attrs=dict(_LOOKUP_ATTRS),
     infer=_make_lookup_infer(ids_last_dim_one=False),
     kernel=_make_lookup_kernel("lookup_table_v2", ids_last_dim_one=False),
-    grad=_LOOKUP_GRAD_RULE["lookup_table_v2"],
+    grad=_lookup_gradient("lookup_table_v2"),
     doc="Out[..., :] = W[Ids[...], :] (rows equal to padding_idx read as zeros); Out is Ids.shape + [D]",
 )
-_lookup_grad("lookup_table_v2")
 
 register(
     "lookup_table",
@@ -255,7 +234,6 @@ register(
     attrs=dict(_LOOKUP_ATTRS),
     infer=_make_lookup_infer(ids_last_dim_one=True),
     kernel=_make_lookup_kernel("lookup_table", ids_last_dim_one=True),
-    grad=_LOOKUP_GRAD_RULE["lookup_table"],
+    grad=_lookup_gradient("lookup_table"),
     doc="lookup_table_v2 for Ids of shape [..., 1]: Out is [..., D]",
 )
-_lookup_grad("lookup_table")

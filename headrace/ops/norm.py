@@ -19,8 +19,8 @@ from ..core.dtypes import float16, float32
 from ..core.errors import DTypeError, fmt_shape
 from .elementwise import check_float
 from .infer_helpers import prod
-from .gradrule import grad_slot, standard_rule
-from .registry import optional, register, register_grad
+from .gradrule import Gradient, grad_slot
+from .registry import optional, register
 
 _LAYOUTS = ("NCHW", "NHWC", "AnyLayout")
 
@@ -78,7 +78,7 @@ def _bn_global_stats(attrs) -> bool:
     return bool((attrs["is_test"] and not attrs["trainable_statistics"]) or attrs["use_global_stats"])
 
 
-def _bn_kernel(ins, attrs):
+def _bn_kernel(ins, attrs, ctx):
     x, scale, bias, mean, var = ins["X"], ins["Scale"], ins["Bias"], ins["Mean"], ins["Variance"]
     axis = _bn_channel_axis(x.ndim, attrs["data_layout"])
     reduce_axes = tuple(i for i in range(x.ndim) if i != axis)
@@ -111,8 +111,8 @@ def local_batch_means(dscale, dbias, count):
 def bn_grad_kernel(batch_means):
     """The batch_norm gradient kernel; ``batch_means(dscale, dbias, count)`` turns this batch's
     per-channel sums into the means X@GRAD subtracts (sync_batch_norm averages over every place)."""
-    def kernel(ins, attrs, wanted):
-        return _bn_grad(ins, attrs, wanted, batch_means)
+    def kernel(ins, attrs, ctx):
+        return _bn_grad(ins, attrs, ctx.wanted, batch_means)
     kernel.__doc__ = _bn_grad.__doc__
     return kernel
 
@@ -173,24 +173,12 @@ register(
     attrs=dict(_BN_ATTRS),
     infer=_bn_infer,
     kernel=_bn_kernel,
-    grad=standard_rule("batch_norm_grad", inputs=("X", "Scale"), outputs=("SavedMean", "SavedVariance"),
-                       output_grads=("Y",), input_grads=("X", "Scale", "Bias")),
+    grad=Gradient(bn_grad_kernel(local_batch_means), inputs=("X", "Scale"), outputs=("SavedMean", "SavedVariance"), output_grads=("Y",), input_grads=("X", "Scale", "Bias"), like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Scale"}),
     inplace={"MeanOut": "Mean", "VarianceOut": "Variance"},
     doc="Y = (X - mean) / sqrt(var + eps) * Scale + Bias per channel; batch statistics in training "
         "(running Mean/Variance updated with momentum), Mean/Variance in test mode",
 )
 
-register_grad(
-    "batch_norm_grad",
-    grad_of="batch_norm",
-    inputs=["X", "Scale", "SavedMean", "SavedVariance", grad_slot("Y")],
-    outputs=[optional(grad_slot("X")), optional(grad_slot("Scale")), optional(grad_slot("Bias"))],
-    attrs=dict(_BN_ATTRS),
-    like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Scale"},
-    kernel=bn_grad_kernel(local_batch_means),
-    doc="the gradient of `batch_norm` (Y only; MeanOut/VarianceOut/SavedMean/SavedVariance are "
-        "statistics, not differentiated): X, Scale and Bias gradients from the saved statistics",
-)
 
 
 # --- layer_norm --------------------------------------------------------------------------------
@@ -212,7 +200,7 @@ def _ln_infer(ctx):
     ctx.set("Variance", (left,), stat_dtype)
 
 
-def _ln_kernel(ins, attrs):
+def _ln_kernel(ins, attrs, ctx):
     x = ins["X"]
     axis = attrs["begin_norm_axis"]
     stat = np.float32 if x.dtype == np.float16 else x.dtype
@@ -228,7 +216,7 @@ def _ln_kernel(ins, attrs):
             "Mean": np.asarray(mean, dtype=stat), "Variance": np.asarray(var, dtype=stat)}
 
 
-def _ln_grad_kernel(ins, attrs, wanted):
+def _ln_grad_kernel(ins, attrs, ctx):
     """Per row (the dims from begin_norm_axis on), with x_hat = (x - mean) * inv_std and
     g = dY * Scale: X@GRAD = inv_std * (g - mean(g) - x_hat * mean(g * x_hat));
     Scale@GRAD = column sums of dY * x_hat; Bias@GRAD = column sums of dY."""
@@ -238,16 +226,16 @@ def _ln_grad_kernel(ins, attrs, wanted):
     compute = mean.dtype
     result = {}
     dy2 = dy.reshape(rows_shape).astype(compute, copy=False)
-    if grad_slot("Bias") in wanted:
+    if grad_slot("Bias") in ctx.wanted:
         result[grad_slot("Bias")] = dy2.sum(axis=0).astype(ins["Bias"].dtype, copy=False)
-    if not wanted & {grad_slot("X"), grad_slot("Scale")}:
+    if not ctx.wanted & {grad_slot("X"), grad_slot("Scale")}:
         return result
     inv_std = 1.0 / np.sqrt(var + np.asarray(attrs["epsilon"], compute))
     x_hat = np.subtract(x.reshape(rows_shape), mean[:, None], dtype=compute)  # a fresh buffer
     x_hat *= inv_std[:, None]
-    if grad_slot("Scale") in wanted:
+    if grad_slot("Scale") in ctx.wanted:
         result[grad_slot("Scale")] = np.einsum("ij,ij->j", dy2, x_hat).astype(scale.dtype, copy=False)
-    if grad_slot("X") in wanted:
+    if grad_slot("X") in ctx.wanted:
         g = dy2 * scale if scale is not None else dy2
         width = x_hat.shape[1]
         mean_gx = np.einsum("ij,ij->i", g, x_hat) / width
@@ -266,20 +254,7 @@ register(
     attrs={"begin_norm_axis": 1, "epsilon": 1e-5},
     infer=_ln_infer,
     kernel=_ln_kernel,
-    grad=standard_rule("layer_norm_grad", inputs=("X", "Scale", "Bias"), outputs=("Mean", "Variance"),
-                       output_grads=("Y",), input_grads=("X", "Scale", "Bias")),
+    grad=Gradient(_ln_grad_kernel, inputs=("X", "Scale", "Bias"), outputs=("Mean", "Variance"), output_grads=("Y",), input_grads=("X", "Scale", "Bias"), like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Bias"}, no_need_buffer=["Bias"]),
     doc="Y = (X - mean) / sqrt(var + eps) * Scale + Bias, statistics over dims [begin_norm_axis, rank)",
 )
 
-register_grad(
-    "layer_norm_grad",
-    grad_of="layer_norm",
-    inputs=["X", optional("Scale"), optional("Bias"), "Mean", "Variance", grad_slot("Y")],
-    outputs=[optional(grad_slot("X")), optional(grad_slot("Scale")), optional(grad_slot("Bias"))],
-    attrs={"begin_norm_axis": 1, "epsilon": 1e-5},
-    like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Bias"},
-    kernel=_ln_grad_kernel,
-    no_need_buffer=["Bias"],
-    doc="the gradient of `layer_norm` (Y only; the row statistics Mean/Variance are not "
-        "differentiated); Bias is read for its shape only",
-)

@@ -52,7 +52,7 @@ def _lr(ins, param) -> np.generic:
 
 
 # --- sgd ---------------------------------------------------------------------------------------
-def _sgd_kernel(ins, attrs):
+def _sgd_kernel(ins, attrs, ctx):
     param, grad = ins["Param"], ins["Grad"]
     step = np.multiply(grad, _lr(ins, param))
     np.subtract(param, step, out=param)
@@ -72,7 +72,7 @@ register(
 
 
 # --- momentum ----------------------------------------------------------------------------------
-def _momentum_kernel(ins, attrs):
+def _momentum_kernel(ins, attrs, ctx):
     param, grad, velocity = ins["Param"], ins["Grad"], ins["Velocity"]
     lr = _lr(ins, param)
     mu = param.dtype.type(attrs["mu"])
@@ -106,7 +106,7 @@ register(
 
 
 # --- lars_momentum -----------------------------------------------------------------------------
-def _lars_momentum_kernel(ins, attrs):
+def _lars_momentum_kernel(ins, attrs, ctx):
     """LARS as the reference kernel computes it (L2 norms over the whole tensor, summed in the
     parameter's dtype):
     g = rescale_grad * grad; local_lr = lr * lars_coeff * ||p|| / (||g|| + wd * ||p|| + epsilon)
@@ -159,7 +159,7 @@ register(
 
 
 # --- adam --------------------------------------------------------------------------------------
-def _adam_kernel(ins, attrs):
+def _adam_kernel(ins, attrs, ctx):
     param, grad = ins["Param"], ins["Grad"]
     m1, m2 = ins["Moment1"], ins["Moment2"]
     b1pow, b2pow = ins["Beta1Pow"], ins["Beta2Pow"]

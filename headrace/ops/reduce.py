@@ -17,10 +17,9 @@ import numpy as np
 
 from ..core.dtypes import float32, float64, int32, int64
 from ..core.errors import ShapeError, fmt_shape
-from .buffers import take
-from .gradrule import grad_slot, standard_rule
+from .gradrule import Gradient, grad_slot
 from .infer_helpers import reduce_shape
-from .registry import optional, register, register_grad
+from .registry import register
 
 FLOATS = (float32, float64)
 NUMBERS = (float32, float64, int32, int64)
@@ -52,7 +51,7 @@ def _accumulator(dtype: np.dtype) -> np.dtype:
 
 
 def _reduce_kernel(compute):
-    def kernel(ins, attrs):
+    def kernel(ins, attrs, ctx):
         x = ins["X"]
         _, axes = reduce_shape(x.shape, _dims(attrs), attrs["keep_dim"], attrs["reduce_all"])
         out = compute(x, tuple(axes), attrs["keep_dim"])
@@ -110,8 +109,8 @@ def _broadcast_back(dout_kept, x_shape, dtype):
 
 def _sum_grad_kernel(op_type, mean):
     """dX = Out@GRAD broadcast to X's shape (divided by the reduced count for a mean); X shape-only."""
-    def kernel(ins, attrs, wanted):
-        if X_GRAD not in wanted:
+    def kernel(ins, attrs, ctx):
+        if X_GRAD not in ctx.wanted:
             return {}
         x, dout = ins["X"], ins[OUT_GRAD]
         kept = _kept_shape(op_type, x.shape, dout, attrs)
@@ -126,8 +125,8 @@ def _sum_grad_kernel(op_type, mean):
 
 def _extreme_grad_kernel(op_type):
     """dX = Out@GRAD where X equals Out (every tied extreme gets the full gradient), else 0."""
-    def kernel(ins, attrs, wanted):
-        if X_GRAD not in wanted:
+    def kernel(ins, attrs, ctx):
+        if X_GRAD not in ctx.wanted:
             return {}
         x, out, dout = ins["X"], ins["Out"], ins[OUT_GRAD]
         kept = _kept_shape(op_type, x.shape, dout, attrs)
@@ -152,19 +151,8 @@ for _type, (_compute, _allowed, _doc) in _REDUCTIONS.items():
         attrs=dict(_REDUCE_ATTRS),
         infer=_infer_reduce(_allowed),
         kernel=_reduce_kernel(_compute),
-        grad=standard_rule(f"{_type}_grad", inputs=("X",), outputs=_extra),
+        grad=Gradient(_kernel, inputs=("X",), outputs=_extra, like={X_GRAD: "X"}, no_need_buffer=_shape_only, views={X_GRAD: OUT_GRAD}),
         doc=_doc + "; reduce_all=True or an empty `dim` reduces every axis, keep_dim keeps them as 1",
-    )
-    register_grad(
-        f"{_type}_grad",
-        grad_of=_type,
-        inputs=["X", *_extra, OUT_GRAD],
-        outputs=[optional(X_GRAD)],
-        views={X_GRAD: OUT_GRAD},
-        attrs=dict(_REDUCE_ATTRS),
-        like={X_GRAD: "X"},
-        kernel=_kernel,
-        no_need_buffer=_shape_only,
     )
 
 
@@ -174,40 +162,33 @@ def _mean_infer(ctx):
     ctx.set("Out", (), dtype)
 
 
-register(
-    "mean",
-    inputs=["X"],
-    outputs=["Out"],
-    infer=_mean_infer,
-    kernel=lambda ins, attrs: {"Out": np.asarray(np.mean(ins["X"], dtype=np.float64), dtype=ins["X"].dtype)},
-    grad=standard_rule("mean_grad", attrs=False),
-    doc="Out = the mean of all elements of X (a 0-D tensor)",
-)
 
 
-def _mean_grad_kernel(ins, attrs, wanted, out=None):
+def _mean_grad_kernel(ins, attrs, ctx):
     """dX = Out@GRAD / X.size everywhere (into a handed buffer when it fits); X is read for its
     shape only."""
-    if X_GRAD not in wanted:
+    if X_GRAD not in ctx.wanted:
         return {}
     x, dout = ins["X"], ins[OUT_GRAD]
     if dout.size != 1:
         raise ShapeError(f"op `mean_grad`: input `{OUT_GRAD}` must hold one value (Out is 0-D), got shape "
                          f"{fmt_shape(dout.shape)}")
     value = dout.item() / x.size if x.size else 0.0
-    buf = take(out, X_GRAD, x.shape, x.dtype)
+    buf = ctx.buffer(X_GRAD, x.shape, x.dtype)
     if buf is None:
         return {X_GRAD: np.full(x.shape, value, dtype=x.dtype)}
     buf.fill(value)
     return {X_GRAD: buf}
 
 
-register_grad(
-    "mean_grad",
-    grad_of="mean",
-    inputs=["X", OUT_GRAD],
-    outputs=[optional(X_GRAD)],
-    like={X_GRAD: "X"},
-    kernel=_mean_grad_kernel,
-    no_need_buffer=["X"],
+register(
+    "mean",
+    inputs=["X"],
+    outputs=["Out"],
+    infer=_mean_infer,
+    kernel=lambda ins, attrs, ctx: {"Out": np.asarray(np.mean(ins["X"], dtype=np.float64), dtype=ins["X"].dtype)},
+    grad=Gradient(_mean_grad_kernel, attrs=False, like={X_GRAD: "X"}, no_need_buffer=["X"], buffers=True),
+    doc="Out = the mean of all elements of X (a 0-D tensor)",
 )
+
+

@@ -1,22 +1,17 @@
 """The operator registry: one ``OpDef`` record per op type, declared in one place.
 
 An op file declares, side by side: slots, attributes with defaults, ``infer`` (output shapes and
-dtypes at build time), ``kernel`` (NumPy compute), ``grad`` (the gradient *ops* it contributes)
-and the metadata transformations read: ``inplace`` (outputs that may overwrite an input),
-``views`` (outputs that may share an input's buffer), ``no_need_buffer``, ``random``.  Gradient
-ops are declared with ``register_grad``; their kernels take a third argument ``wanted``, the
-output slots to compute.
-
-Kernel calling convention: ``kernel(ins, attrs) -> outs`` where ``ins``/``outs`` map slot names to
-arrays (a list of arrays for a ``many`` slot, ``None`` for an absent ``optional`` slot).  A random
-op's kernel takes a third argument, the ``numpy.random.Generator`` to draw from.  Inputs listed in
-``no_need_buffer`` may arrive as a ``Meta`` (shape and dtype only), so the kernel must only read
-their ``.shape``/``.dtype``.
+dtypes at build time), ``kernel`` (NumPy compute, ``kernel(ins, attrs, ctx)``: see
+``ops/kernel.py``), ``grad`` (its gradient: a ``Gradient`` declaring the ``<type>_grad`` op, which
+``register`` then registers too, or a rule function emitting other ops, or ``NO_GRADIENT``) and the
+metadata transformations read: ``inplace`` (outputs that may overwrite an input), ``views``
+(outputs that may share an input's buffer), ``no_need_buffer`` (inputs read for shape/dtype
+only: they may arrive as a ``Meta``), ``random`` (draws from ``ctx.rng``), ``buffers`` (the kernel
+computes into buffers handed through ``ctx``).
 """
 from __future__ import annotations
 
 import copy
-import functools
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -28,7 +23,7 @@ from ..core.dtypes import DType, convert_dtype
 from ..core.errors import AttrError, DTypeError, ShapeError, SlotError, fmt_shape, op_message, where
 from ..core.operator import set_op_checker
 from ..core.variable import Variable
-from .gradrule import like_infer
+from .gradrule import Gradient, grad_slot, like_infer
 
 REQUIRED = object()  # an attribute default meaning "must be given"
 
@@ -60,16 +55,10 @@ class OpDef:
     inplace: dict = field(default_factory=dict)          # output slot -> input slot it may overwrite
     views: dict = field(default_factory=dict)            # output slot -> input slot whose buffer it may share
     no_need_buffer: frozenset = frozenset()              # input slots read for shape/dtype only
-    random: bool = False                                 # draws random numbers (kernel gets an rng)
-    wants_outputs: bool = False                          # kernel(ins, attrs, wanted=frozenset(slots))
-    grad_of: str | None = None                           # for a gradient op: its forward op type
+    random: bool = False                                 # draws random numbers (from ctx.rng)
+    buffers: bool = False                                # the kernel computes into ctx's handed buffers
+    forward_type: str | None = None                      # for a gradient op: its forward op's type
     doc: str = ""
-
-    def bind_kernel(self, output_slots):
-        """The kernel as steps call it: ``wants_outputs`` kernels learn which outputs to compute."""
-        if not self.wants_outputs:
-            return self.kernel
-        return functools.partial(self.kernel, wanted=frozenset(output_slots))
 
     def input_slot(self, name: str) -> Slot | None:
         for slot in self.inputs:
@@ -92,15 +81,16 @@ def _slots(specs) -> tuple:
 
 
 def register(type: str, *, inputs, outputs, infer, kernel, attrs=None, grad=None, inplace=None,
-             no_need_buffer=(), random=False, wants_outputs=False, grad_of=None, views=None,
-             doc="") -> OpDef:
-    """Declare an op. Re-registering a type is an error (one op, one place)."""
+             no_need_buffer=(), random=False, buffers=False, views=None, doc="",
+             forward_type=None) -> OpDef:
+    """Declare an op (and, for ``grad=Gradient(...)``, its gradient op).  Re-registering a type
+    is an error (one op, one place)."""
     if type in _REGISTRY:
         raise ValueError(f"op `{type}` is registered twice")
     opdef = OpDef(type=type, inputs=_slots(inputs), outputs=_slots(outputs), attrs=dict(attrs or {}),
                   infer=infer, kernel=kernel, grad=grad, inplace=dict(inplace or {}),
-                  no_need_buffer=frozenset(no_need_buffer), random=random,
-                  wants_outputs=wants_outputs, grad_of=grad_of, views=dict(views or {}), doc=doc)
+                  no_need_buffer=frozenset(no_need_buffer), random=random, buffers=buffers,
+                  forward_type=forward_type, views=dict(views or {}), doc=doc)
     for name in opdef.no_need_buffer:
         if opdef.input_slot(name) is None:
             raise ValueError(f"op `{type}`: no_need_buffer names unknown input slot {name!r}")
@@ -108,22 +98,46 @@ def register(type: str, *, inputs, outputs, infer, kernel, attrs=None, grad=None
         for out, inp in pairs.items():
             if opdef.output_slot(out) is None or opdef.input_slot(inp) is None:
                 raise ValueError(f"op `{type}`: {kind} pair {out!r}->{inp!r} names unknown slots")
+    if isinstance(grad, Gradient):
+        grad_type = grad.type or f"{type}_grad"
+        opdef.grad = grad.rule(grad_type)
+        _register_gradient(opdef, grad_type, grad)
     _REGISTRY[type] = opdef
     return opdef
 
 
-def register_grad(type: str, *, grad_of: str, inputs, outputs, kernel, infer=None, like=None,
-                  attrs=None, no_need_buffer=(), inplace=None, views=None, doc="") -> OpDef:
-    """Declare a gradient op.  Its kernel is called with ``wanted`` (the output slots present)
-    and computes only those.  ``like`` maps output slot -> input slot for shape inference
-    (``{"X@GRAD": "X"}``) when no ``infer`` is given."""
+def _register_gradient(fwd: OpDef, grad_type: str, spec: Gradient) -> OpDef:
+    """Register the gradient op a ``Gradient`` declares: its slots are the forward slots it reads,
+    ``S@GRAD`` for each output gradient it reads and, optional, for each input gradient it writes;
+    its attributes are the forward op's (all, the named ones, or none)."""
+    def slot_of(name, declared):
+        found = next((s for s in declared if s.name == name), None)
+        if found is None:
+            raise ValueError(f"gradient of `{fwd.type}`: {name!r} is not a slot of `{fwd.type}`")
+        return found
+
+    inputs = [slot_of(n, fwd.inputs) for n in spec.inputs] + [slot_of(n, fwd.outputs) for n in spec.outputs]
+    for name in spec.output_grads:
+        slot = slot_of(name, fwd.outputs)
+        inputs.append(Slot(grad_slot(name), many=slot.many, optional=slot.optional))
+    outputs = [Slot(grad_slot(n), many=slot_of(n, fwd.inputs).many, optional=True) for n in spec.input_grads]
+    if spec.attrs is True:
+        attrs = dict(fwd.attrs)
+    else:
+        attrs = {k: fwd.attrs[k] for k in (spec.attrs or ())}
+    infer = spec.infer
     if infer is None:
-        if like is None:
-            raise ValueError(f"gradient op `{type}` needs `infer` or `like`")
+        like = spec.like if spec.like is not None else {grad_slot(n): n for n in spec.input_grads}
+        read = {s.name for s in inputs}
+        for out_slot, in_slot in like.items():
+            if in_slot not in read:
+                raise ValueError(f"gradient of `{fwd.type}`: {out_slot} takes its shape from {in_slot!r}, "
+                                 "which the gradient op does not read; give `like` or `infer`")
         infer = like_infer(like)
-    return register(type, inputs=inputs, outputs=outputs, infer=infer, kernel=kernel, attrs=attrs,
-                    no_need_buffer=no_need_buffer, inplace=inplace, wants_outputs=True,
-                    grad_of=grad_of, views=views, doc=doc or f"the gradient of `{grad_of}`")
+    return register(grad_type, inputs=inputs, outputs=outputs, infer=infer, kernel=spec.kernel,
+                    attrs=attrs, no_need_buffer=spec.no_need_buffer, inplace=spec.inplace,
+                    views=spec.views, buffers=spec.buffers, forward_type=fwd.type,
+                    doc=spec.doc or f"the gradient of `{fwd.type}`")
 
 
 class UnknownOpError(AttrError):

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import ShapeError, fmt_shape
-from .gradrule import grad_slot, standard_rule
+from .gradrule import Gradient, grad_slot
 from .infer_helpers import normalize_axes, prod
-from .registry import REQUIRED, optional, register, register_grad
+from .registry import REQUIRED, register
 
 X_GRAD, OUT_GRAD = grad_slot("X"), grad_slot("Out")
 
@@ -73,7 +73,7 @@ def _view_infer(rule, *attrs):
 
 def _view_kernel(rule, *attrs):
     """Kernel of an X -> Out, XShape op: X reshaped (a view when possible) to the rule's shape."""
-    def kernel(ins, op_attrs):
+    def kernel(ins, op_attrs, ctx):
         x = ins["X"]
         out = rule(x.shape, *(op_attrs[a] for a in attrs))
         return {"Out": np.reshape(x, out), "XShape": _xshape_value(x)}
@@ -86,8 +86,8 @@ def _xshape_grad_infer(ctx):
 
 
 def _reshape_back_kernel(op_type):
-    def kernel(ins, attrs, wanted):
-        if X_GRAD not in wanted:
+    def kernel(ins, attrs, ctx):
+        if X_GRAD not in ctx.wanted:
             return {}
         x_shape, dout = ins["XShape"].shape[1:], ins[OUT_GRAD]
         if dout.size != prod(x_shape):
@@ -97,24 +97,11 @@ def _reshape_back_kernel(op_type):
     return kernel
 
 
-def _xshape_rule(op_type):
-    """The gradient rule of a view op: ``<op_type>_grad`` reads XShape and Out@GRAD only."""
-    return standard_rule(f"{op_type}_grad", inputs=(), outputs=("XShape",))
-
-
-def _register_xshape_grad(op_type, attrs):
-    register_grad(
-        f"{op_type}_grad",
-        grad_of=op_type,
-        inputs=["XShape", OUT_GRAD],
-        outputs=[optional(X_GRAD)],
-        views={X_GRAD: OUT_GRAD},
-        attrs=attrs,
-        infer=_xshape_grad_infer,
-        kernel=_reshape_back_kernel(f"{op_type}_grad"),
-        no_need_buffer=["XShape"],
-        inplace={X_GRAD: OUT_GRAD},
-    )
+def _xshape_gradient(op_type):
+    """The gradient of a view op: ``<op_type>_grad`` reads XShape and Out@GRAD only."""
+    return Gradient(_reshape_back_kernel(f"{op_type}_grad"), inputs=(), outputs=("XShape",),
+                    infer=_xshape_grad_infer, views={X_GRAD: OUT_GRAD}, no_need_buffer=["XShape"],
+                    inplace={X_GRAD: OUT_GRAD})
 
 
 # --- reshape2 ------------------------------------------------------------------------------------
@@ -167,11 +154,10 @@ register(
     attrs={"shape": REQUIRED},
     infer=_view_infer(reshape_shape, "shape"),
     kernel=_view_kernel(reshape_shape, "shape"),
-    grad=_xshape_rule("reshape2"),
+    grad=_xshape_gradient("reshape2"),
     inplace={"Out": "X"},
     doc="Out = X reshaped to `shape` (0 copies X's dim, one -1 is inferred); a view when possible",
 )
-_register_xshape_grad("reshape2", {"shape": REQUIRED})
 
 
 # --- transpose2 ----------------------------------------------------------------------------------
@@ -186,17 +172,6 @@ def _transpose_infer(ctx):
     _set_with_xshape(ctx, tuple(x_shape[a] for a in perm))
 
 
-register(
-    "transpose2",
-    inputs=["X"],
-    outputs=["Out", "XShape"],
-    views={"Out": "X"},
-    attrs={"axis": REQUIRED},
-    infer=_transpose_infer,
-    kernel=lambda ins, attrs: {"Out": np.transpose(ins["X"], attrs["axis"]), "XShape": _xshape_value(ins["X"])},
-    grad=standard_rule("transpose2_grad", inputs=(), attrs=("axis",)),
-    doc="Out = X with its dims permuted: Out.shape[i] = X.shape[axis[i]] (a view)",
-)
 
 
 def _inverse_perm(axis, rank):
@@ -213,9 +188,9 @@ def _transpose_grad_infer(ctx):
     ctx.set(X_GRAD, [dout_shape[i] for i in _inverse_perm(axis, len(axis))], ctx.dtype(OUT_GRAD))
 
 
-def _transpose_grad_kernel(ins, attrs, wanted):
+def _transpose_grad_kernel(ins, attrs, ctx):
     """dX = Out@GRAD transposed by the inverse permutation (a view)."""
-    if X_GRAD not in wanted:
+    if X_GRAD not in ctx.wanted:
         return {}
     dout, axis = ins[OUT_GRAD], attrs["axis"]
     if len(axis) != dout.ndim:
@@ -224,16 +199,19 @@ def _transpose_grad_kernel(ins, attrs, wanted):
     return {X_GRAD: np.transpose(dout, _inverse_perm(axis, dout.ndim))}
 
 
-register_grad(
-    "transpose2_grad",
-    grad_of="transpose2",
-    inputs=[OUT_GRAD],
-    outputs=[optional(X_GRAD)],
-    views={X_GRAD: OUT_GRAD},
+register(
+    "transpose2",
+    inputs=["X"],
+    outputs=["Out", "XShape"],
+    views={"Out": "X"},
     attrs={"axis": REQUIRED},
-    infer=_transpose_grad_infer,
-    kernel=_transpose_grad_kernel,
+    infer=_transpose_infer,
+    kernel=lambda ins, attrs, ctx: {"Out": np.transpose(ins["X"], attrs["axis"]), "XShape": _xshape_value(ins["X"])},
+    grad=Gradient(_transpose_grad_kernel, inputs=(), attrs=("axis",), infer=_transpose_grad_infer, views={X_GRAD: OUT_GRAD}),
+    doc="Out = X with its dims permuted: Out.shape[i] = X.shape[axis[i]] (a view)",
 )
+
+
 
 
 # --- squeeze2 / unsqueeze2 -----------------------------------------------------------------------
@@ -249,7 +227,7 @@ def squeeze_shape(shape, axes):
     return tuple(d for i, d in enumerate(shape) if not (i in listed and d in (1, -1)))
 
 
-def _squeeze_kernel(ins, attrs):
+def _squeeze_kernel(ins, attrs, ctx):
     x = ins["X"]
     if attrs["axes"]:
         drop = {a % x.ndim for a in attrs["axes"]}
@@ -267,11 +245,10 @@ register(
     attrs={"axes": []},
     infer=_view_infer(squeeze_shape, "axes"),
     kernel=_squeeze_kernel,
-    grad=_xshape_rule("squeeze2"),
+    grad=_xshape_gradient("squeeze2"),
     inplace={"Out": "X"},
     doc="Out = X without its size-1 dims (all of them, or those in `axes`; others listed are kept)",
 )
-_register_xshape_grad("squeeze2", {"axes": []})
 
 
 def unsqueeze_shape(shape, axes):
@@ -294,11 +271,10 @@ register(
     attrs={"axes": REQUIRED},
     infer=_view_infer(unsqueeze_shape, "axes"),
     kernel=_view_kernel(unsqueeze_shape, "axes"),
-    grad=_xshape_rule("unsqueeze2"),
+    grad=_xshape_gradient("unsqueeze2"),
     inplace={"Out": "X"},
     doc="Out = X with size-1 dims inserted at `axes`, one after another (a view)",
 )
-_register_xshape_grad("unsqueeze2", {"axes": REQUIRED})
 
 
 # --- flatten_contiguous_range --------------------------------------------------------------------
@@ -322,8 +298,7 @@ register(
     attrs={"start_axis": 1, "stop_axis": -1},
     infer=_view_infer(flatten_shape, "start_axis", "stop_axis"),
     kernel=_view_kernel(flatten_shape, "start_axis", "stop_axis"),
-    grad=_xshape_rule("flatten_contiguous_range"),
+    grad=_xshape_gradient("flatten_contiguous_range"),
     inplace={"Out": "X"},
     doc="Out = X with dims start_axis..stop_axis merged into one (a view when possible)",
 )
-_register_xshape_grad("flatten_contiguous_range", {"start_axis": 1, "stop_axis": -1})

@@ -1,29 +1,29 @@
 """Program transformations, one module each (see docs/architecture.md), and the pass manager.
 
 Every pass is ``apply(program, ctx) -> program``: it edits the Program it is given (the pipeline
-hands it a private copy) and returns it.  ``PASSES`` maps a pass name to ``module:function``;
+hands it a private copy) and returns it.  ``PASSES`` maps a pass name to its function;
 ``passes/strategy.py`` maps ``BuildStrategy`` flags to ordered pass names.  ``run_passes`` runs a
 list of names, checks the program with ``verify.check_program`` after each one, and on failure
 raises ``PassError`` naming the pass that broke it.
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 
 from ..core.errors import HeadraceError
+from . import data_parallel, fuse_elementwise_act, fuse_relu_depthwise_conv, inplace, memory_reuse, sync_batch_norm
 
-# pass name -> "module:function" (modules under headrace/passes/)
+# pass name -> the function that applies it
 PASSES = {
-    "sync_batch_norm_pass": "sync_batch_norm:apply",
-    "fuse_elewise_add_act_pass": "fuse_elementwise_act:apply",
-    "fuse_relu_depthwise_conv_pass": "fuse_relu_depthwise_conv:apply",
-    "all_reduce_mode_multi_devices_pass": "data_parallel:apply_all_reduce",
-    "reduce_mode_multi_devices_pass": "data_parallel:apply_reduce",
-    "fuse_broadcast_ops_pass": "data_parallel:fuse_broadcasts",
-    "sequential_execution_pass": "memory_reuse:apply_sequential",
-    "buffer_shared_inplace_pass": "inplace:apply",
-    "memory_optimize_pass": "memory_reuse:apply",
+    "sync_batch_norm_pass": sync_batch_norm.apply,
+    "fuse_elewise_add_act_pass": fuse_elementwise_act.apply,
+    "fuse_relu_depthwise_conv_pass": fuse_relu_depthwise_conv.apply,
+    "all_reduce_mode_multi_devices_pass": data_parallel.apply_all_reduce,
+    "reduce_mode_multi_devices_pass": data_parallel.apply_reduce,
+    "fuse_broadcast_ops_pass": data_parallel.fuse_broadcasts,
+    "sequential_execution_pass": memory_reuse.apply_sequential,
+    "buffer_shared_inplace_pass": inplace.apply,
+    "memory_optimize_pass": memory_reuse.apply,
 }
 
 
@@ -45,11 +45,10 @@ class PassContext:
 
 
 def lookup_pass(name: str):
-    spec = PASSES.get(name)
-    if spec is None:
+    fn = PASSES.get(name)
+    if fn is None:
         raise PassError(f"unknown pass {name!r}; registered passes: {', '.join(sorted(PASSES))}")
-    module, function = spec.split(":")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), function)
+    return fn
 
 
 def run_passes(program, names, ctx: PassContext):

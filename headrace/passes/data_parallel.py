@@ -198,16 +198,16 @@ def apply_reduce(program, ctx):
         return program
     _check_per_parameter(block, updates)
     params = list(dict.fromkeys(p for _, p, _ in updates))
-    grad_of = {}
+    param_of = {}
     for _, param, grad in updates:
-        grad_of.setdefault(grad, param)
+        param_of.setdefault(grad, param)
     owner = owners(program, params, ctx.num_places)
     role = int(OpRole.Backward)
 
     def make(index, grad):
         block._insert_op(index, "c_reduce_sum", {"X": [grad]}, {"Out": [grad]},
-                         {roles.ROLE_ATTR: role, "root_id": owner[grad_of[grad]]})
-    _insert_after_completion(block, list(grad_of), make)
+                         {roles.ROLE_ATTR: role, "root_id": owner[param_of[grad]]})
+    _insert_after_completion(block, list(param_of), make)
     for index in range(len(block.ops) - 1, -1, -1):
         op = block.ops[index]
         role_var = op.attrs.get(roles.ROLE_VAR_ATTR) or []

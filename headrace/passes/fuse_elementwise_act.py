@@ -68,7 +68,7 @@ def _act_outer(block, uses, act, keep) -> bool:
     add_grad = None
     if s_grad is not None and s_grad not in keep:
         readers = uses.readers.get(s_grad, [])
-        if (len(readers) == 1 and lookup(readers[0].type).grad_of == ADD and uses.single_writer(s_grad, act_grad)
+        if (len(readers) == 1 and lookup(readers[0].type).forward_type == ADD and uses.single_writer(s_grad, act_grad)
                 and readers[0].inputs.get("X") == [a] and readers[0].inputs.get("Y") == [b]):
             add_grad = readers[0]
     attrs = {"functor_list": [act.type, ADD], "axis": add.attrs["axis"]}
@@ -103,14 +103,14 @@ def _add_outer(block, uses, add, keep) -> bool:
         return False
     b = act.inputs["X"][0]
     attrs = {"functor_list": [ADD, act.type], "axis": add.attrs["axis"]}
-    add_grads = [op for op in uses.readers.get(t, []) if lookup(op.type).grad_of == ADD
+    add_grads = [op for op in uses.readers.get(t, []) if lookup(op.type).forward_type == ADD
                  and op.inputs.get("X") == [x_name] and op.inputs.get("Y") == [y_name]]
     add_grad = add_grads[0] if len(add_grads) == 1 else None
     act_grad = None
     t_grad = add_grad.outputs.get(grad_name(t_slot), [None])[0] if add_grad is not None else None
     if t_grad is not None and t_grad not in keep:
         readers = uses.readers.get(t_grad, [])
-        if (len(readers) == 1 and lookup(readers[0].type).grad_of == act.type
+        if (len(readers) == 1 and lookup(readers[0].type).forward_type == act.type
                 and readers[0].inputs.get("Out") == [t] and uses.single_writer(t_grad, add_grad)):
             act_grad = readers[0]
     replace(block, add, FUSED, {"X": [a], "Y": [b]}, {"Out": [o], "IntermediateOut": [t]}, dict(attrs))

@@ -48,8 +48,8 @@ def _fuse(block, uses, relu, keep) -> bool:
         return False
     readers = uses.readers.get(r, [])
     convs = [op for op in readers if op.type == DW and op.inputs["Input"] == [r]]
-    conv_grads = [op for op in readers if lookup(op.type).grad_of == DW and op.inputs["Input"] == [r]]
-    relu_grads = [op for op in readers if lookup(op.type).grad_of == "relu" and op.inputs["Out"] == [r]]
+    conv_grads = [op for op in readers if lookup(op.type).forward_type == DW and op.inputs["Input"] == [r]]
+    relu_grads = [op for op in readers if lookup(op.type).forward_type == "relu" and op.inputs["Out"] == [r]]
     if len(convs) != 1 or len(conv_grads) > 1 or len(relu_grads) > 1:
         return False
     if len(readers) != len(convs) + len(conv_grads) + len(relu_grads):

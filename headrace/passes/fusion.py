@@ -27,7 +27,7 @@ class Uses:
 def grad_op_of(uses, forward_type, slot, name):
     """The gradient op of ``forward_type`` reading ``name`` in ``slot`` (None if not unique)."""
     found = [op for op in uses.readers.get(name, [])
-             if lookup(op.type).grad_of == forward_type and name in op.inputs.get(slot, [])]
+             if lookup(op.type).forward_type == forward_type and name in op.inputs.get(slot, [])]
     return found[0] if len(found) == 1 else None
 
 

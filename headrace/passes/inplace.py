@@ -3,19 +3,21 @@ an input that dies at that op.
 
 Contract
 --------
-Input: a Program (global block).  Output: the same ops; the program's *buffer plan*
-(``program._buffer_plan``: op id -> ``((out_slot, out_name, donor_name), ...)``) gains entries.
-A buffer-plan entry is a run-time hint: the executor hands ``donor``'s buffer to the kernel as
-``out={slot: buffer}`` and never frees ``donor`` separately.  Kernels that accept ``out`` check the
-buffer's shape and dtype and compute into it (same arithmetic, bit-identical results); dropping
-every entry changes no result, only memory.
+Input: a Program (global block).  Output: the same ops; the program's *buffer plan* gains
+entries.  The buffer plan is IR: each receiving op's ``buffer_reuse`` attribute
+(``roles.BUFFER_ATTR``) lists ``[out_slot, out_name, donor_name]`` entries, so it survives
+``clone()`` and ``to_dict()`` and ``verify.check_program`` checks it.  An entry is a run-time hint:
+the executor hands ``donor``'s buffer to the kernel (``ctx.buffer(slot, ...)``) and never frees
+``donor`` separately.  Kernels of ops registered ``buffers=True`` check the buffer's shape and dtype
+and compute into it (same arithmetic, bit-identical results); dropping every entry changes no
+result, only memory.
 
 Algorithm
 ---------
 1. Order and liveness: the executor's order (``schedule.hoist_updates``, or program order under
    ``enable_sequential_execution``) and the shared liveness analysis; names kept to the end
    (fetch targets, persistables) are never donors.
-2. For each op whose kernel accepts ``out`` and each ``OpDef.inplace`` pair ``out_slot -> in_slot``:
+2. For each op registered ``buffers=True`` and each ``OpDef.inplace`` pair ``out_slot -> in_slot``:
    the input is a donor when nothing reads its buffer after this op (its last data and shape
    reads, and those of every name that may share its buffer through ``OpDef.views``, are here or
    earlier), every such name was computed by an op (never a fed array: that is the user's
@@ -24,23 +26,15 @@ Algorithm
 """
 from __future__ import annotations
 
-import inspect
-
+from ..core.roles import BUFFER_ATTR
 from ..ops.registry import lookup
 from . import liveness, schedule
 
 
-def accepts_out(opdef) -> bool:
-    """Whether the op's kernel can compute into given output buffers (``out=`` keyword)."""
-    try:
-        return "out" in inspect.signature(opdef.kernel).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-def execution_order(program) -> list:
-    ops = program.global_block().ops
-    return list(ops) if getattr(program, "_strict_order", False) else schedule.hoist_updates(ops)
+def buffer_plan(program) -> dict:
+    """The program's buffer plan: op id -> ``((out_slot, out_name, donor_name), ...)``."""
+    return {op.id: tuple(tuple(entry) for entry in op.attrs[BUFFER_ATTR])
+            for op in program.global_block().ops if op.attrs.get(BUFFER_ATTR)}
 
 
 class BufferFacts:
@@ -49,7 +43,7 @@ class BufferFacts:
     def __init__(self, program, keep):
         block = program.global_block()
         self.block = block
-        self.ops = execution_order(program)
+        self.ops = schedule.execution_order(program)
         persist = frozenset(v.name for v in program.list_vars() if v.persistable)
         self.persistables = persist
         self.never = persist | frozenset(keep)
@@ -70,8 +64,7 @@ class BufferFacts:
             root = self.root(name)
             self.end[root] = max(self.end.get(root, -1), data_end, start)
             self.data_end[name] = max(self.data_end.get(name, -1), data_end, start)
-        self.plan = getattr(program, "_buffer_plan", None) or {}
-        program._buffer_plan = self.plan
+        self.plan = buffer_plan(program)
         self.donated = {self.root(d) for entries in self.plan.values() for _, _, d in entries}
         self.receivers = {(op_id, out) for op_id, entries in self.plan.items() for _, out, _ in entries}
 
@@ -95,8 +88,8 @@ class BufferFacts:
         return self.dies_at(name) is not None and self.root(name) not in self.donated
 
     def assign(self, op, slot, out_name, donor) -> None:
-        self.plan.setdefault(op.id, ())
-        self.plan[op.id] = self.plan[op.id] + ((slot, out_name, donor),)
+        self.plan[op.id] = self.plan.get(op.id, ()) + ((slot, out_name, donor),)
+        op._set_attr(BUFFER_ATTR, [list(entry) for entry in self.plan[op.id]])
         self.donated.add(self.root(donor))
         self.receivers.add((op.id, out_name))
 
@@ -106,7 +99,7 @@ def apply(program, ctx):
     count = 0
     for i, op in enumerate(facts.ops):
         opdef = lookup(op.type)
-        if not opdef.inplace or not accepts_out(opdef):
+        if not opdef.inplace or not opdef.buffers:
             continue
         for out_slot, in_slot in opdef.inplace.items():
             outs, ins = op.outputs.get(out_slot, []), op.inputs.get(in_slot, [])

@@ -34,11 +34,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.registry import lookup
-from .inplace import BufferFacts, accepts_out
+from .inplace import BufferFacts
 
 
 def apply_sequential(program, ctx):
-    program._strict_order = True
+    program.strict_order = True
     ctx.log.append(("sequential_execution_pass", "ops run in program order"))
     return program
 
@@ -60,7 +60,7 @@ def apply(program, ctx):
     peaks = {b: int(p.max()) if len(p) else 0 for b, p in profiles.items()}
     for i, op in enumerate(facts.ops):
         opdef = lookup(op.type)
-        if accepts_out(opdef) and free:
+        if opdef.buffers and free:
             planned = {out for slot, out, _ in facts.plan.get(op.id, ())}
             for slot, outs in op.outputs.items():
                 if slot in opdef.views or len(outs) != 1:

@@ -1,5 +1,9 @@
 """Execution order: parameter updates run as soon as their inputs are final.
 
+``execution_order(program)`` is the order the executor and the memory passes use: program order
+when the program is marked ``strict_order`` (``enable_sequential_execution``), else
+``hoist_updates`` of the global block's ops.
+
 Contract
 --------
 Input: a block's ops in program order.  Output: the same ops in an order the executor may run
@@ -52,6 +56,11 @@ def alias_classes(ops) -> dict:
                     if ra != rb:
                         parent[ra] = rb
     return {name: find(name) for name in parent}
+
+
+def execution_order(program) -> list:
+    ops = program.global_block().ops
+    return list(ops) if program.strict_order else hoist_updates(ops)
 
 
 def hoist_updates(ops) -> list:

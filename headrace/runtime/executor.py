@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import context
-from ..core.errors import FeedError, FetchError, KernelError, UninitializedError, fmt_shape, where
+from ..core.errors import FeedError, FetchError, UninitializedError, fmt_shape, where
 from ..core.program import Program
 from ..core.variable import Variable
-from ..ops.registry import Meta, lookup
+from ..ops.registry import Meta
 from . import memory
 from .places import CPUPlace, check_runnable
 from .plan import build_plan
@@ -109,104 +109,103 @@ class Executor:
             arrays[name] = _feed_array(var, value)
         return arrays
 
-    # --- the loop --------------------------------------------------------------------------------
+    # --- the loop: prepare feeds, run steps (run, store, free), collect fetches ------------------
     @staticmethod
     def _run_plan(plan, scope, feed_arrays) -> list:
-        tracker = memory.cpu
-        acquire, release = tracker.acquire, tracker.release
-        persist = plan.persistables
-        env = {}
-        for name in plan.persist_reads:
-            arr = scope._get_array(name)
-            if arr is None:
-                op = next(s.op for s in plan.steps if name in s.op.input_arg_names)
-                raise UninitializedError(
-                    f"{where(op.type, op.callsite)}: variable {name!r} has no value in the scope; "
-                    "run the startup program first (exe.run(startup_program))")
-            env[name] = arr
-        for name, arr in feed_arrays.items():
-            if name in persist:
-                scope._set_array(name, arr)
-            else:
-                acquire(arr)
-            env[name] = arr
-        ndarray, asarray = np.ndarray, np.asarray
-        index = 0
+        env = _prepare(plan, scope, feed_arrays)
         try:
-            for index, (kernel, ins_spec, attrs, outs_spec, frees, strips, rng, donors) in enumerate(plan.fast_steps):
-                ins = {}
-                for slot, names, many in ins_spec:
-                    ins[slot] = [env[n] for n in names] if many else env[names[0]]
-                if donors:  # buffers planned by the inplace / memory-reuse passes
-                    outs, given = _run_with_buffers(kernel, ins, attrs, rng, donors, env, release)
-                else:
-                    outs = kernel(ins, attrs) if rng is None else kernel(ins, attrs, rng())
-                for slot, names, many in outs_spec:
-                    values = outs[slot] if many else (outs[slot],)
-                    if len(values) != len(names):
-                        raise ValueError(f"kernel returned {len(values)} value(s) for output `{slot}`, "
-                                         f"expected {len(names)}")
-                    for name, value in zip(names, values):
-                        if type(value) is not ndarray:
-                            if plan.check_kernels:
-                                raise KernelError(f"kernel output `{slot}` ({name}) is a "
-                                                  f"{type(value).__name__}, expected numpy.ndarray")
-                            value = asarray(value)
-                        if name in persist:
-                            scope._set_array(name, value)
-                            env[name] = value
-                            continue
-                        old = env.get(name)
+            _run_steps(plan, env, scope)
+            return _collect(plan, env, scope)
+        finally:
+            _release_env(env, plan.persistables)
+
+
+def _prepare(plan, scope, feed_arrays) -> dict:
+    """The run's environment: persistables read from the scope, then the feeds."""
+    env = {}
+    for name in plan.persist_reads:
+        arr = scope._get_array(name)
+        if arr is None:
+            op = next(s.op for s in plan.steps if name in s.op.input_arg_names)
+            raise UninitializedError(
+                f"{where(op.type, op.callsite)}: variable {name!r} has no value in the scope; "
+                "run the startup program first (exe.run(startup_program))")
+        env[name] = arr
+    acquire = memory.cpu.acquire
+    for name, arr in feed_arrays.items():
+        if name in plan.persistables:
+            scope._set_array(name, arr)
+        else:
+            acquire(arr)
+        env[name] = arr
+    return env
+
+
+def _run_steps(plan, env, scope) -> None:
+    """Each step: run its kernel (with its planned buffers), store its outputs (persistables in
+    the scope, the rest in ``env``, counted), then strip and free what is dead after it."""
+    acquire, release = memory.cpu.acquire, memory.cpu.release
+    persist, ndarray, asarray, set_array = plan.persistables, np.ndarray, np.asarray, scope._set_array
+    for step in plan.steps:
+        ins = step.gather(env)
+        given = _take_donors(step.donors, env) if step.donors else None
+        try:
+            outs = step.call(ins, given, step.expect)
+            for slot, names, many in step.outs:
+                values = outs[slot] if many else (outs[slot],)
+                if len(values) != len(names):
+                    raise ValueError(f"kernel returned {len(values)} value(s) for output `{slot}`, "
+                                     f"expected {len(names)}")
+                for name, value in zip(names, values):
+                    if type(value) is not ndarray:
+                        value = asarray(value)
+                    if name in persist:
+                        set_array(name, value)
                         env[name] = value
-                        acquire(value)
-                        if old is not None:
-                            release(old)
-                if donors:  # the outputs are stored (possibly in these very buffers)
-                    for value in given.values():
-                        release(value)
-                if plan.check_kernels:
-                    _check_outputs(plan.steps[index], env, ins)
-                for name in strips:
-                    value = env[name]
-                    env[name] = Meta(value.shape, value.dtype)
-                    release(value)
-                for name in frees:
-                    release(env.pop(name))
+                        continue
+                    old = env.get(name)
+                    env[name] = value
+                    acquire(value)
+                    if old is not None:
+                        release(old)
         except Exception as exc:
-            _release_env(env, persist, release)
-            raise _kernel_error(plan.steps[index], exc) from exc
-        results = []
-        for name in plan.fetch_names:
-            value = env.get(name)
-            if value is None:  # a persistable no op of this program reads: fetch it from the scope
-                value = scope._get_array(name)
-                if value is None:
-                    _release_env(env, persist, release)
-                    raise UninitializedError(f"cannot fetch {name!r}: it has no value in the scope "
-                                             "(run the startup program first)")
-            if name in persist or value.base is not None:
-                value = value.copy()
-            results.append(value)
-        _release_env(env, persist, release)
-        return results
+            raise step.error(exc) from exc
+        finally:
+            if given:   # stored by now (possibly in these very buffers), or the step failed
+                for value in given.values():
+                    release(value)
+        for name in step.strips:
+            value = env[name]
+            env[name] = Meta(value.shape, value.dtype)
+            release(value)
+        for name in step.frees:
+            release(env.pop(name))
 
 
-def _run_with_buffers(kernel, ins, attrs, rng, donors, env, release):
-    """Call a kernel with ``out={slot: buffer}`` taken from dying/dead donors (which leave ``env``
-    here); returns (outputs, the buffers given), the latter to be released once the outputs
-    (which may be the same buffers) are stored."""
+def _take_donors(donors, env) -> dict:
+    """The buffers the buffer plan hands a step (``{out slot: array}``); each donor leaves ``env``
+    (a shape placeholder stays when later ops read its shape)."""
     given = {}
     for slot, name, meta_after in donors:
         value = given[slot] = env.pop(name)
         if meta_after:
             env[name] = Meta(value.shape, value.dtype)
-    try:
-        outs = kernel(ins, attrs, out=given) if rng is None else kernel(ins, attrs, rng(), out=given)
-    except BaseException:
-        for value in given.values():
-            release(value)
-        raise
-    return outs, given
+    return given
+
+
+def _collect(plan, env, scope) -> list:
+    results = []
+    for name in plan.fetch_names:
+        value = env.get(name)
+        if value is None:  # a persistable no op of this program reads: fetch it from the scope
+            value = scope._get_array(name)
+            if value is None:
+                raise UninitializedError(f"cannot fetch {name!r}: it has no value in the scope "
+                                         "(run the startup program first)")
+        if name in plan.persistables or value.base is not None:
+            value = value.copy()
+        results.append(value)
+    return results
 
 
 def _refresh_learning_rates(program, scope) -> None:
@@ -217,7 +216,8 @@ def _refresh_learning_rates(program, scope) -> None:
         scope._set_array(name, np.array([scheduler()], dtype=np.float32))
 
 
-def _release_env(env, persist, release) -> None:
+def _release_env(env, persist) -> None:
+    release = memory.cpu.release
     for name, value in env.items():
         if name not in persist:
             release(value)
@@ -243,53 +243,3 @@ def _feed_array(var, value) -> np.ndarray:
     if len(arr.shape) != len(shape) or any(d != -1 and d != a for d, a in zip(shape, arr.shape)):
         raise FeedError(f"feed {var.name!r}: expected shape {fmt_shape(shape)}, got {fmt_shape(arr.shape)}")
     return arr
-
-
-def _check_outputs(step, env, inputs) -> None:
-    """Debug mode: every output must match its variable's inferred shape and dtype, and may
-    share memory with an input only where the op declares it (``OpDef.views``)."""
-    block = step.op.block
-    views = lookup(step.op.type).views
-    donated = {name for _, name, _ in step.donors}
-    for slot, names, _ in step.outs:
-        for name in names:
-            value = env.get(name)
-            for in_slot, in_names, many in step.ins:
-                if views.get(slot) == in_slot:
-                    continue
-                values = inputs[in_slot] if many else [inputs[in_slot]]
-                for in_name, in_value in zip(in_names, values):
-                    if in_name in donated:
-                        continue
-                    if in_name != name and isinstance(in_value, np.ndarray) and \
-                            isinstance(value, np.ndarray) and np.may_share_memory(value, in_value):
-                        raise KernelError(f"{where(step.op.type, step.op.callsite)}: kernel output "
-                                          f"`{slot}` ({name}) shares memory with input `{in_slot}` "
-                                          f"({in_name}), which the op does not declare in `views`")
-    for slot, names, _ in step.outs:
-        for name in names:
-            var = block._find_var_recursive(name)
-            if var is None or var.shape is None:
-                continue
-            value = env[name]
-            shape_ok = len(value.shape) == len(var.shape) and all(
-                d == -1 or d == a for d, a in zip(var.shape, value.shape))
-            if not shape_ok or value.dtype != var.dtype.numpy:
-                raise KernelError(f"{where(step.op.type, step.op.callsite)}: kernel output `{slot}` "
-                                  f"({name}) has shape {fmt_shape(value.shape)} dtype {value.dtype}, "
-                                  f"inferred shape {fmt_shape(var.shape)} dtype {var.dtype}")
-
-
-def _kernel_error(step, exc) -> Exception:
-    if isinstance(exc, KernelError) and "(built at " in str(exc):
-        return exc
-    op = step.op
-    block = op.block
-    shapes = []
-    for slot, names in op.inputs.items():
-        for name in names:
-            var = block._find_var_recursive(name)
-            shapes.append(f"{slot}={name}{fmt_shape(var.shape) if var is not None else ''}")
-    detail = f"{type(exc).__name__}: {exc}"
-    return KernelError(f"{where(op.type, op.callsite)} failed while running: {detail}\n"
-                       f"  inputs: {', '.join(shapes) or 'none'}")

@@ -1,80 +1,91 @@
-"""Plan: a Program (+ feed and fetch names) turned into a list of ready-to-call steps.
+"""Plan: a Program (+ feed and fetch names) turned into a list of ready-to-run steps.
 
-Each step holds the kernel, where its inputs come from, its resolved attrs, where its outputs go,
-the random generator it draws from, and the names whose data can be released after it (from the
-shared liveness analysis).  Building a plan also checks that every variable the program reads is
-fed, persistable (read from the scope) or produced by an earlier op.
+Each step is the one step runner's ``Step`` (``ops/step.py``: kernel, where its inputs come from,
+resolved attrs, where its outputs go, the generator a random op draws from) plus what the
+executor does around it: the names whose data can be released after it (from the shared
+liveness analysis), the names stripped to a shape placeholder, and the buffers the program's
+buffer plan hands it (``donors``).  Building a plan also checks that every variable the program
+reads is fed, persistable (read from the scope) or produced by an earlier op.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-from ..core.errors import FeedError, FetchError, where
-from ..core.random import default_generator, fixed_generator
+from ..core.errors import FeedError, FetchError, fmt_shape, where
+from ..core.roles import BUFFER_ATTR
 from ..ops.registry import lookup
+from ..ops.step import CHECK_KERNELS, Step
 from ..passes import liveness
-from ..passes.inplace import execution_order
-from ..passes.schedule import alias_classes
-
-CHECK_KERNELS = os.environ.get("HEADRACE_CHECK_KERNELS", "") not in ("", "0")
+from ..passes.schedule import alias_classes, execution_order
 
 
-@dataclass
-class Step:
-    kernel: object
-    ins: tuple     # ((slot, (names...), many), ...)
-    attrs: dict
-    outs: tuple    # ((slot, (names...), many), ...)
-    frees: tuple
-    strips: tuple
-    rng: object    # None, or a callable returning a numpy Generator
-    op: object
-    donors: tuple = ()  # ((out slot, donor name, keep a shape placeholder), ...): ``out=`` buffers
+class PlannedStep(Step):
+    """A Step of a plan: also what to free and strip after it and the buffers handed to it."""
 
-    def as_tuple(self):
-        return (self.kernel, self.ins, self.attrs, self.outs, self.frees, self.strips, self.rng,
-                self.donors)
+    __slots__ = ("op", "frees", "strips", "donors", "expect")
+
+    def __init__(self, opdef, op, program, frees, strips, donors):
+        ins = tuple((slot, tuple(names), opdef.input_slot(slot).many)
+                    for slot, names in op.inputs.items() if names)
+        outs = tuple((slot, tuple(names), opdef.output_slot(slot).many)
+                     for slot, names in op.outputs.items() if names)
+        super().__init__(opdef, op.type, op.callsite, ins, outs, op.attrs, program)
+        self.op = op
+        self.frees = frees
+        self.strips = strips
+        self.donors = donors   # ((out slot, donor name, keep a shape placeholder), ...)
+        self.expect = _expected_meta(op.block) if CHECK_KERNELS else None
+
+    def describe_input(self, name, value) -> str:
+        """``name[declared shape]``, and the shape it had if that differs."""
+        var = self.op.block._find_var_recursive(name)
+        declared = fmt_shape(var.shape) if var is not None else ""
+        got = fmt_shape(value.shape) if hasattr(value, "shape") else None
+        return f"{name}{declared}" + (f" (got {got})" if got is not None and got != declared else "")
+
+
+def _expected_meta(block):
+    """Check mode: an output's inferred ``(shape, dtype)`` (dims may be -1)."""
+    def expect(name):
+        var = block._find_var_recursive(name)
+        if var is None or var.shape is None or var.dtype is None:
+            return None
+        return var.shape, var.dtype.numpy
+    return expect
 
 
 @dataclass
 class Plan:
     steps: list
-    fast_steps: list          # Step.as_tuple() of each step, for the executor's loop
     persist_reads: tuple      # persistable names read before written: loaded from the scope
     persistables: frozenset   # every persistable name the program touches
     fetch_names: tuple
     feed_names: tuple
-    check_kernels: bool
 
 
-def _rng_source(op, program):
-    """Which generator a random op draws from (see core/random.py)."""
-    attrs = op.attrs
-    seed = int(attrs.get("seed", 0) or 0)
-    if attrs.get("fix_seed", False) or seed != 0:
-        return lambda: fixed_generator(seed)
-    program_gen = program.random_generator()
-    if program_gen is not None:
-        return lambda: program_gen.numpy
-    return lambda: default_generator().numpy
-
-
-def build_plan(program, feed_names, fetch_names, check_kernels=None) -> Plan:
-    block = program.global_block()
+def build_plan(program, feed_names, fetch_names) -> Plan:
     ops = execution_order(program)
     persistables = frozenset(v.name for v in program.list_vars() if v.persistable)
-    fed = set(feed_names)
-    produced = set()
-    persist_reads = []
-    steps = []
-    opdefs = [lookup(op.type) for op in ops]
+    persist_reads = _check_reads(program, ops, set(feed_names), persistables, fetch_names)
+    live = liveness.analyze(ops, lambda op: lookup(op.type).no_need_buffer,
+                            keep=frozenset(fetch_names), never_free=persistables)
+    donors = _buffer_donors(ops, live, frozenset(fetch_names))
+    steps = [PlannedStep(lookup(op.type), op, program, tuple(live.free_after[i]),
+                         tuple(live.strip_after[i]), donors[i])
+             for i, op in enumerate(ops)]
+    return Plan(steps, tuple(persist_reads), persistables, tuple(fetch_names), tuple(feed_names))
+
+
+def _check_reads(program, ops, fed, persistables, fetch_names) -> list:
+    """Every read is fed, persistable or produced earlier; returns the persistables read first."""
+    block = program.global_block()
     for op in ops:
         for name in op.output_arg_names:
             if name in fed:
                 raise FeedError(f"cannot feed {name!r}: it is computed by {where(op.type, op.callsite)}, "
                                 "which would overwrite the fed value")
-    for op, opdef in zip(ops, opdefs):
+    produced, persist_reads = set(), []
+    for op in ops:
         for slot, names in op.inputs.items():
             for name in names:
                 if name in produced or name in fed:
@@ -93,40 +104,24 @@ def build_plan(program, feed_names, fetch_names, check_kernels=None) -> Plan:
         if name not in produced and name not in fed and name not in persistables:
             raise FetchError(f"cannot fetch {name!r}: no op of this program computes it and it is "
                              "neither fed nor persistable")
-    live = liveness.analyze(ops, lambda op: lookup(op.type).no_need_buffer,
-                            keep=frozenset(fetch_names), never_free=persistables)
-    donors = _buffer_donors(program, ops, live, frozenset(fetch_names))
-    for i, (op, opdef) in enumerate(zip(ops, opdefs)):
-        ins = tuple((slot, tuple(names), opdef.input_slot(slot).many)
-                    for slot, names in op.inputs.items() if names)
-        outs = tuple((slot, tuple(names), opdef.output_slot(slot).many)
-                     for slot, names in op.outputs.items() if names)
-        steps.append(Step(opdef.bind_kernel(slot for slot, _, _ in outs), ins, op.attrs, outs, tuple(live.free_after[i]),
-                          tuple(live.strip_after[i]),
-                          _rng_source(op, program) if opdef.random else None, op, donors[i]))
-    return Plan(steps, [s.as_tuple() for s in steps], tuple(persist_reads), persistables,
-                tuple(fetch_names), tuple(feed_names),
-                CHECK_KERNELS if check_kernels is None else check_kernels)
+    return persist_reads
 
 
-def _buffer_donors(program, ops, live, fetch_names) -> list:
-    """Per op, the ``(out slot, donor)`` pairs of the program's buffer plan (set by the inplace and
-    memory-reuse passes, see passes/inplace.py).  A donor is handed to its receiving op instead of
-    being freed, so its own free/strip point is removed here.  Entries whose donor is fetched, or
-    may share its buffer with a fetched name (``views``), are ignored (the plan may have been made
-    for other fetches)."""
-    buffer_plan = getattr(program, "_buffer_plan", None)
+def _buffer_donors(ops, live, fetch_names) -> list:
+    """Per op, the ``(out slot, donor, keep a placeholder)`` triples of the program's buffer plan
+    (the ops' ``buffer_reuse`` attributes, set by the inplace and memory-reuse passes).  A donor is
+    handed to its receiving op instead of being freed, so its own free/strip point is removed
+    here.  Entries whose donor is fetched, may share its buffer with a fetched name (``views``),
+    or does not die before the op in this plan are ignored (the plan may have been made for
+    other fetches, or the program is a test clone)."""
     per_op = [() for _ in ops]
-    if not buffer_plan:
+    if not any(op.attrs.get(BUFFER_ATTR) for op in ops):
         return per_op
     classes = alias_classes(ops)
     fetched = {classes.get(n, n) for n in fetch_names}
     for i, op in enumerate(ops):
-        entries = buffer_plan.get(op.id)
-        if not entries:
-            continue
         pairs = []
-        for slot, _, donor in entries:
+        for slot, _, donor in op.attrs.get(BUFFER_ATTR) or ():
             if donor in fetch_names or classes.get(donor, donor) in fetched:
                 continue
             found = [(data_end, meta_end) for name, start, data_end, meta_end in live.intervals

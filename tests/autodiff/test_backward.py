@@ -180,7 +180,7 @@ def test_unproduced_output_gradient_is_zero_filled():
 # --- op without a gradient rule ------------------------------------------------------------
 register("test_opaque", inputs=["X"], outputs=["Out"],
          infer=lambda ctx: ctx.set("Out", ctx.shape("X"), ctx.dtype("X")),
-         kernel=lambda ins, attrs: {"Out": ins["X"].copy()}, doc="test op with no gradient rule")
+         kernel=lambda ins, attrs, ctx: {"Out": ins["X"].copy()}, doc="test op with no gradient rule")
 
 
 def test_op_without_gradient_rule_on_the_path_is_a_clear_error():

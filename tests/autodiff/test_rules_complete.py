@@ -6,7 +6,7 @@ from headrace.ops.registry import lookup, registered_ops
 
 def _forward_ops():
     # ops named test_* are registered by test modules on purpose (e.g. without a rule)
-    return [t for t in registered_ops() if lookup(t).grad_of is None and not t.startswith("test_")]
+    return [t for t in registered_ops() if lookup(t).forward_type is None and not t.startswith("test_")]
 
 
 def test_every_forward_op_has_a_gradient_rule_or_none_by_declaration():
@@ -17,9 +17,8 @@ def test_every_forward_op_has_a_gradient_rule_or_none_by_declaration():
 def test_gradient_ops_name_a_registered_forward_op():
     for t in registered_ops():
         opdef = lookup(t)
-        if opdef.grad_of is not None:
-            assert lookup(opdef.grad_of).grad not in (None, NO_GRADIENT), t
-            assert opdef.wants_outputs, f"{t}: a gradient kernel receives `wanted`"
+        if opdef.forward_type is not None:
+            assert lookup(opdef.forward_type).grad not in (None, NO_GRADIENT), t
             assert opdef.grad is None, f"{t}: second-order gradients are not supported"
 
 

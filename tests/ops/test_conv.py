@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+from headrace.ops.kernel import context
 import pytest
 
 from headrace.core.errors import AttrError, DTypeError, ShapeError
@@ -311,9 +312,9 @@ def test_conv_grad_kernel_computes_only_wanted_and_reads_input_only_for_filter_g
     x, w = grng.standard_normal((2, 3, 4, 4)), grng.standard_normal((2, 3, 3, 3))
     dout = grng.standard_normal((2, 2, 4, 4))
     got = kernel({"Input": Meta(x.shape, x.dtype), "Filter": w, "Output@GRAD": dout}, attrs,
-                 wanted=frozenset({"Input@GRAD"}))
+                 context({"Input@GRAD"}))
     assert set(got) == {"Input@GRAD"}
-    got_w = kernel({"Input": x, "Filter": w, "Output@GRAD": dout}, attrs, wanted=frozenset({"Filter@GRAD"}))
+    got_w = kernel({"Input": x, "Filter": w, "Output@GRAD": dout}, attrs, context({"Filter@GRAD"}))
     assert set(got_w) == {"Filter@GRAD"}
     # hand-written check of one filter gradient entry: sum over batch and positions of x_pad * dout
     xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
@@ -402,11 +403,11 @@ def test_max_pool_window_wholly_in_padding_sends_nothing(max_pool_path):
     kernel = lookup("pool2d_grad").kernel
     attrs = {**lookup("pool2d").attrs, "ksize": [2, 2], "strides": [2, 2], "paddings": [2, 2]}
     x = np.arange(9.0).reshape(1, 1, 3, 3)
-    dx = kernel({"X": x, "Out@GRAD": np.ones((1, 1, 3, 3))}, attrs, wanted=frozenset({"X@GRAD"}))["X@GRAD"]
+    dx = kernel({"X": x, "Out@GRAD": np.ones((1, 1, 3, 3))}, attrs, context({"X@GRAD"}))["X@GRAD"]
     expected = np.zeros((1, 1, 3, 3))
     expected[0, 0, [1, 1, 2, 2], [1, 2, 1, 2]] = 1.0  # windows {0..1}x{0..1}, {0..1}x{2}, {2}x{0..1}, {2}x{2}
     np.testing.assert_array_equal(dx, expected)
-    assert kernel({"X": x, "Out@GRAD": np.ones((1, 1, 3, 3))}, attrs, wanted=frozenset()) == {}
+    assert kernel({"X": x, "Out@GRAD": np.ones((1, 1, 3, 3))}, attrs, context()) == {}
 
 
 def test_float32_gradients_stay_float32_and_match_float64():

@@ -1,5 +1,6 @@
 """Matrix-product ops: references written as explicit loops over output and inner indices."""
 import numpy as np
+from headrace.ops.kernel import context
 import pytest
 
 from headrace.core.errors import AttrError, DTypeError, ShapeError
@@ -286,13 +287,13 @@ def test_grad_kernels_compute_only_what_is_wanted():
     for op, attrs in (("mul_grad", {"x_num_col_dims": 2, "y_num_col_dims": 1}),
                       ("matmul_v2_grad", {"trans_x": False, "trans_y": False}),
                       ("matmul_grad", {"transpose_X": False, "transpose_Y": False, "alpha": 2.0})):
-        got = lookup(op).kernel({"X": Meta(x.shape, x.dtype), "Y": y, "Out@GRAD": dout}, attrs, wanted)
+        got = lookup(op).kernel({"X": Meta(x.shape, x.dtype), "Y": y, "Out@GRAD": dout}, attrs, context(wanted))
         assert set(got) == {"X@GRAD"}, op
         scale = attrs.get("alpha", 1.0)
         want = np.einsum("bmn,kn->bmk", dout, y) * scale
         np.testing.assert_allclose(got["X@GRAD"], want, rtol=1e-12, err_msg=op)
     got = lookup("matmul_v2_grad").kernel({"X": x, "Y": Meta(y.shape, y.dtype), "Out@GRAD": dout},
-                                         {"trans_x": False, "trans_y": False}, frozenset({"Y@GRAD"}))
+                                         {"trans_x": False, "trans_y": False}, context({"Y@GRAD"}))
     assert set(got) == {"Y@GRAD"}
     np.testing.assert_allclose(got["Y@GRAD"], np.einsum("bmk,bmn->kn", x, dout), rtol=1e-12)
 
@@ -306,6 +307,6 @@ def test_grad_kernels_keep_float32(op, attrs):
     dout = grng.uniform(-1, 1, (2, 4, 4) if op != "mul_grad" else (2, 4)).astype("float32")
     if op == "mul_grad":
         y = grng.uniform(-1, 1, (16, 4)).astype("float32")
-    got = lookup(op).kernel({"X": x, "Y": y, "Out@GRAD": dout}, attrs, frozenset({"X@GRAD", "Y@GRAD"}))
+    got = lookup(op).kernel({"X": x, "Y": y, "Out@GRAD": dout}, attrs, context({"X@GRAD", "Y@GRAD"}))
     assert got["X@GRAD"].dtype == np.float32 and got["Y@GRAD"].dtype == np.float32
     assert got["X@GRAD"].shape == x.shape and got["Y@GRAD"].shape == y.shape

@@ -3,6 +3,7 @@ import dataclasses
 import math
 
 import numpy as np
+from headrace.ops.kernel import context
 import pytest
 
 from headrace.core.errors import AttrError, DTypeError, KernelError, ShapeError
@@ -385,12 +386,12 @@ def test_grad_kernels_compute_only_what_is_wanted_and_keep_float32():
            "Loss@GRAD": np.ones((3, 1), "float32")}
     attrs = dict(lookup("softmax_with_cross_entropy_grad").attrs)
     kernel = lookup("softmax_with_cross_entropy_grad").kernel
-    assert kernel(ins, attrs, frozenset()) == {}
-    got = kernel(ins, attrs, frozenset({"Logits@GRAD"}))["Logits@GRAD"]
+    assert kernel(ins, attrs, context()) == {}
+    got = kernel(ins, attrs, context({"Logits@GRAD"}))["Logits@GRAD"]
     assert got.dtype == np.float32
     ce = lookup("cross_entropy_grad").kernel(
         {"X": softmax, "Label": ins["Label"], "Y@GRAD": ins["Loss@GRAD"]},
-        {"soft_label": False, "ignore_index": -100}, frozenset({"X@GRAD"}))["X@GRAD"]
+        {"soft_label": False, "ignore_index": -100}, context({"X@GRAD"}))["X@GRAD"]
     assert ce.dtype == np.float32
 
 
@@ -399,7 +400,7 @@ def test_soft_label_zero_at_zero_probability_gives_zero_gradient():
     label = np.array([[0.0, 0.5, 0.5]])
     got = lookup("cross_entropy_grad").kernel({"X": x, "Label": label, "Y@GRAD": np.array([[2.0]])},
                                               {"soft_label": True, "ignore_index": -100},
-                                              frozenset({"X@GRAD"}))["X@GRAD"]
+                                              context({"X@GRAD"}))["X@GRAD"]
     np.testing.assert_allclose(got, [[0.0, -2 * 0.5 / 0.4, -2 * 0.5 / 0.6]], rtol=1e-15)
 
 

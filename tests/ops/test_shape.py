@@ -1,5 +1,6 @@
 """Shape ops: references move elements by explicit index arithmetic; shape rules are re-derived here."""
 import numpy as np
+from headrace.ops.kernel import context
 import pytest
 from hypothesis import given, strategies as st
 
@@ -231,9 +232,9 @@ def test_infer_with_unknown_batch(case):
 def test_reshape_returns_a_view_and_0d_flatten():
     from headrace.ops.registry import lookup
     x = np.arange(24.0).reshape(2, 3, 4)
-    out = lookup("reshape2").kernel({"X": x}, {"shape": [0, -1]})["Out"]
+    out = lookup("reshape2").kernel({"X": x}, {"shape": [0, -1]}, context())["Out"]
     assert out.shape == (2, 12) and np.shares_memory(out, x)
-    out = lookup("flatten_contiguous_range").kernel({"X": np.array(3.0)}, {"start_axis": 1, "stop_axis": -1})
+    out = lookup("flatten_contiguous_range").kernel({"X": np.array(3.0)}, {"start_axis": 1, "stop_axis": -1}, context())
     assert out["Out"].shape == (1,) and out["XShape"].shape == (0,)
 
 
@@ -491,18 +492,18 @@ def test_view_grad_kernels_read_shapes_only_and_return_views():
     dout = _g(6, 4)
     reshape = lookup("reshape2_grad").kernel
     ins = {"XShape": Meta((0, 2, 3, 4), "float64"), "Out@GRAD": dout}
-    assert reshape(ins, {"shape": [6, 4]}, frozenset()) == {}
-    dx = reshape(ins, {"shape": [6, 4]}, frozenset({"X@GRAD"}))["X@GRAD"]
+    assert reshape(ins, {"shape": [6, 4]}, context()) == {}
+    dx = reshape(ins, {"shape": [6, 4]}, context({"X@GRAD"}))["X@GRAD"]
     assert dx.shape == (2, 3, 4) and np.shares_memory(dx, dout)
 
     dout = _g(4, 2, 3)
     dx = lookup("transpose2_grad").kernel({"Out@GRAD": dout}, {"axis": [2, 0, 1]},
-                                           frozenset({"X@GRAD"}))["X@GRAD"]
+                                           context({"X@GRAD"}))["X@GRAD"]
     np.testing.assert_array_equal(dx, np.transpose(dout, (1, 2, 0)))
 
     dout = _g(2, 5)
     pieces = lookup("concat_grad").kernel({"X": [Meta((2, 2), "float64"), Meta((2, 3), "float64")],
-                                           "Out@GRAD": dout}, {"axis": -1}, frozenset({"X@GRAD"}))["X@GRAD"]
+                                           "Out@GRAD": dout}, {"axis": -1}, context({"X@GRAD"}))["X@GRAD"]
     assert [p.shape for p in pieces] == [(2, 2), (2, 3)] and all(np.shares_memory(p, dout) for p in pieces)
     np.testing.assert_array_equal(np.concatenate(pieces, axis=1), dout)
 
@@ -513,11 +514,11 @@ def test_slice_grad_places_out_grad_and_keeps_dtype():
     kernel = lookup("slice_grad").kernel
     attrs = {"axes": [0, 1], "starts": [-2, 1], "ends": [-1, 3], "decrease_axis": [0], "infer_flags": []}
     dout = np.array([5.0, 7.0], dtype="float32")
-    dx = kernel({"Input": Meta((3, 4), "float32"), "Out@GRAD": dout}, attrs, frozenset({"Input@GRAD"}))
+    dx = kernel({"Input": Meta((3, 4), "float32"), "Out@GRAD": dout}, attrs, context({"Input@GRAD"}))
     want = np.zeros((3, 4), dtype="float32")
     want[1, 1:3] = [5.0, 7.0]
     assert dx["Input@GRAD"].dtype == np.float32
     np.testing.assert_array_equal(dx["Input@GRAD"], want)
     with pytest.raises(ShapeError, match="slice_grad"):
         kernel({"Input": Meta((3, 4), "float32"), "Out@GRAD": np.ones(3, "float32")}, attrs,
-               frozenset({"Input@GRAD"}))
+               context({"Input@GRAD"}))

@@ -1,6 +1,7 @@
 """Fused ops (ops/fused.py): forward against the unfused NumPy arithmetic (bit for bit), gradients
 against float64 central differences, and the ``out=`` buffer protocol."""
 import numpy as np
+from headrace.ops.kernel import context
 import pytest
 
 from headrace.ops.registry import lookup
@@ -24,14 +25,14 @@ CASES = [
 def test_forward_matches_the_unfused_ops(functors, xs, ys, axis):
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal(xs).astype("float32"), rng.standard_normal(ys).astype("float32")
-    outs = lookup("fused_elemwise_add_activation").kernel({"X": x, "Y": y}, {"functor_list": functors, "axis": axis})
+    outs = lookup("fused_elemwise_add_activation").kernel({"X": x, "Y": y}, {"functor_list": functors, "axis": axis}, context())
     add = lookup("elementwise_add").kernel
     if functors[1] == "elementwise_add":
         act = lookup(functors[0]).kernel
-        expected = act({"X": add({"X": x, "Y": y}, {"axis": axis})["Out"]}, {})["Out"]
+        expected = act({"X": add({"X": x, "Y": y}, {"axis": axis}, context())["Out"]}, {}, context())["Out"]
     else:
-        inter = lookup(functors[1]).kernel({"X": y}, {})["Out"]
-        expected = add({"X": x, "Y": inter}, {"axis": axis})["Out"]
+        inter = lookup(functors[1]).kernel({"X": y}, {}, context())["Out"]
+        expected = add({"X": x, "Y": inter}, {"axis": axis}, context())["Out"]
         np.testing.assert_array_equal(outs["IntermediateOut"], inter)
     np.testing.assert_array_equal(outs["Out"], expected)
 
@@ -63,9 +64,9 @@ def test_out_buffer_is_written_when_it_fits():
     kernel = lookup("fused_elemwise_add_activation").kernel
     attrs = {"functor_list": ["relu", "elementwise_add"], "axis": -1}
     buf = np.empty((3, 4), "float32")
-    assert kernel({"X": x, "Y": y}, attrs, out={"Out": buf})["Out"] is buf
+    assert kernel({"X": x, "Y": y}, attrs, context((), {"Out": buf}))["Out"] is buf
     wrong = np.empty((4, 3), "float32")
-    assert kernel({"X": x, "Y": y}, attrs, out={"Out": wrong})["Out"] is not wrong
+    assert kernel({"X": x, "Y": y}, attrs, context((), {"Out": wrong}))["Out"] is not wrong
 
 
 def test_fused_relu_depthwise_conv_matches_and_differentiates():
@@ -75,8 +76,8 @@ def test_fused_relu_depthwise_conv_matches_and_differentiates():
     attrs = {"groups": 3, "paddings": [1, 1]}
     fused = lookup("fused_relu_depthwise_conv2d")
     full = dict(fused.attrs, **attrs)
-    out = fused.kernel({"Input": x, "Filter": w}, full)["Output"]
-    expected = lookup("depthwise_conv2d").kernel({"Input": np.maximum(x, 0), "Filter": w}, full)["Output"]
+    out = fused.kernel({"Input": x, "Filter": w}, full, context())["Output"]
+    expected = lookup("depthwise_conv2d").kernel({"Input": np.maximum(x, 0), "Filter": w}, full, context())["Output"]
     np.testing.assert_array_equal(out, expected)
     check_grad("fused_relu_depthwise_conv2d", {"Input": x, "Filter": w}, attrs)
 

@@ -6,7 +6,7 @@ import pytest
 
 from headrace.ops.gradrule import grad_slot
 from headrace.ops.registry import lookup
-from headrace.passes.inplace import accepts_out
+from headrace.ops.kernel import context
 
 RNG = np.random.default_rng(0)
 G = grad_slot
@@ -51,12 +51,12 @@ for _t, _pos, _attrs in (("relu", False, {}), ("leaky_relu", False, {"alpha": 0.
         _x = r(6, 7, dtype=_dtype, positive=_pos, scale=8.0)
         CASES.append((_t, {"X": _x}, _attrs, None, ["Out"]))
         _reads = lookup(f"{_t}_grad").inputs[0].name
-        _value = _x if _reads == "X" else np.asarray(lookup(_t).kernel({"X": _x}, dict(lookup(_t).attrs, **_attrs))["Out"])
+        _value = _x if _reads == "X" else np.asarray(lookup(_t).kernel({"X": _x}, dict(lookup(_t).attrs, **_attrs), context())["Out"])
         CASES.append((f"{_t}_grad", {_reads: _value, G("Out"): r(6, 7, dtype=_dtype)}, _attrs, [G("X")], [G("X")]))
 CASES.append(("square", {"X": RNG.integers(-9, 9, (3, 4)).astype("int64")}, {}, None, ["Out"]))
 for _axis in (-1, 0):
     CASES.append(("softmax", {"X": r(5, 6, scale=4.0)}, {"axis": _axis}, None, ["Out"]))
-    _o = lookup("softmax").kernel({"X": r(5, 6)}, {"axis": _axis})["Out"]
+    _o = lookup("softmax").kernel({"X": r(5, 6)}, {"axis": _axis}, context())["Out"]
     CASES.append(("softmax_grad", {"Out": _o, G("Out"): r(5, 6)}, {"axis": _axis}, [G("X")], [G("X")]))
 CASES.append(("mul", {"X": r(8, 5), "Y": r(5, 3)}, {}, None, ["Out"]))
 CASES.append(("mul", {"X": r(2, 3, 4), "Y": r(4, 6)}, {"x_num_col_dims": 2}, None, ["Out"]))
@@ -81,7 +81,7 @@ CASES.append(("softmax_with_cross_entropy", {"Logits": r(6, 5, scale=3.0), "Labe
               ["Softmax"]))
 CASES.append(("softmax_with_cross_entropy", {"Logits": r(6, 5), "Label": soft(6, 5)}, {"soft_label": True},
               None, ["Softmax"]))
-_sm = lookup("softmax").kernel({"X": r(6, 5)}, {"axis": -1})["Out"]
+_sm = lookup("softmax").kernel({"X": r(6, 5)}, {"axis": -1}, context())["Out"]
 _lab = labels(6, 5)
 _lab[2, 0] = -100
 CASES.append(("softmax_with_cross_entropy_grad", {"Softmax": _sm, "Label": _lab, G("Loss"): r(6, 1)}, {},
@@ -95,10 +95,7 @@ def _call(op_type, ins, attrs, wanted, out=None):
     opdef = lookup(op_type)
     attrs = dict(opdef.attrs, **attrs)
     ins = {k: v.copy() for k, v in ins.items()}
-    kwargs = {} if out is None else {"out": out}
-    if wanted is not None:
-        kwargs["wanted"] = frozenset(wanted)
-    return opdef.kernel(ins, attrs, **kwargs), ins
+    return opdef.kernel(ins, attrs, context(wanted or (), out)), ins
 
 
 def _same_bits(a, b):
@@ -121,7 +118,7 @@ def _misfits(value):
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_kernel_buffers(case):
     op_type, ins, attrs, wanted, takes = case
-    assert accepts_out(lookup(op_type))
+    assert lookup(op_type).buffers
     plain, _ = _call(op_type, ins, attrs, wanted)
     plain = {k: np.asarray(v).copy() for k, v in plain.items()}
     for slot, value in plain.items():
@@ -145,11 +142,9 @@ def test_kernel_buffers(case):
             continue
         opdef = lookup(op_type)
         shared = {k: v.copy() for k, v in ins.items()}
-        kwargs = {"out": {out_slot: shared[in_slot]}}
-        if wanted is not None:
-            kwargs["wanted"] = frozenset(wanted)
-        got = opdef.kernel(shared, dict(opdef.attrs, **attrs), **kwargs)
-        assert got[out_slot] is kwargs["out"][out_slot]
+        handed = {out_slot: shared[in_slot]}
+        got = opdef.kernel(shared, dict(opdef.attrs, **attrs), context(wanted or (), handed))
+        assert got[out_slot] is handed[out_slot]
         for k in plain:
             assert _same_bits(got[k], plain[k]), (out_slot, k)
 
@@ -161,4 +156,4 @@ def test_every_case_family_is_covered():
                     "softmax", "softmax_grad", "mul", "mul_grad", "matmul", "matmul_grad", "matmul_v2",
                     "matmul_v2_grad", "elementwise_add_grad", "softmax_with_cross_entropy",
                     "softmax_with_cross_entropy_grad", "mean_grad"):
-        assert accepts_out(lookup(op_type)), op_type
+        assert lookup(op_type).buffers, op_type

@@ -3,6 +3,7 @@ every memory flag alone and combined, the planned and measured peaks go down on 
 byte counts, derived by hand below), and the safety rules hold with views, fetches, feeds and
 persistables (each test builds a program where a wrong reuse would change a result)."""
 import numpy as np
+from headrace.passes.inplace import buffer_plan
 import pytest
 
 import headrace as paddle
@@ -31,7 +32,7 @@ def compiled_program(compiled):
 
 def planned_types(program):
     ops = {op.id: op for op in program.global_block().ops}
-    return {ops[i].type for i in program._buffer_plan}
+    return {ops[i].type for i in buffer_plan(program)}
 
 
 # --- many op types, every memory flag alone and combined: bit-identical training ---------------------
@@ -172,7 +173,7 @@ def run_program(build, flags, fetch_names=None, feed=None):
 
 
 def donors(program):
-    return {d for entries in program._buffer_plan.values() for _, _, d in entries}
+    return {d for entries in buffer_plan(program).values() for _, _, d in entries}
 
 
 def test_view_read_after_its_base_last_direct_reader_keeps_the_base():

@@ -233,7 +233,7 @@ def test_check_mode_rejects_an_undeclared_view():
     for name, views in (("test_sneaky_view", None), ("test_declared_view", {"Out": "X"})):
         register(name, inputs=["X"], outputs=["Out"], views=views,
                  infer=lambda ctx: ctx.set("Out", ctx.shape("X"), ctx.dtype("X")),
-                 kernel=lambda ins, attrs: {"Out": ins["X"][:]})
+                 kernel=lambda ins, attrs, ctx: {"Out": ins["X"][:]})
 
     def run(op):
         main = static.Program()
