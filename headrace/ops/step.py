@@ -25,7 +25,7 @@ import os
 
 import numpy as np
 
-from ..core.errors import KernelError, fmt_shape, where, wrap_kernel_error
+from ..core.errors import KernelError, fmt_shape, is_wrapped, where, wrap_kernel_error
 from ..core.random import default_generator, fixed_generator
 from .kernel import KernelContext
 
@@ -96,6 +96,8 @@ class Step:
             if CHECK_KERNELS:
                 check_outputs(self, ins, outs, expect, buffers)
         except Exception as exc:
+            if is_wrapped(exc):
+                raise
             raise self.error(exc, ins) from exc
         return outs
 

@@ -12,13 +12,18 @@ Checks, per block, walking the ops in order:
    an output of an earlier op, or a variable of an enclosing block;
 3. every variable an op names exists in the block (or an enclosing one);
 4. re-running the op's shape inference gives shapes compatible with (and dtypes equal to) the
-   output variables' recorded ones.
+   output variables' recorded ones;
+5. the buffer plan (an op's ``buffer_reuse`` attribute, ``roles.BUFFER_ATTR``): the op is
+   registered ``buffers=True``; each entry ``[out_slot, out_name, donor]`` names one of the op's
+   outputs and an existing donor variable of the same shape and dtype that is neither the output
+   itself, persistable, nor fed; no donor serves two outputs of one op;
+6. ``Program.strict_order`` is a bool.
 """
 from __future__ import annotations
 
 from ..core.names import EMPTY_VAR_NAME
 from ..core.errors import HeadraceError, where
-from ..core.roles import COMMON_ATTRS
+from ..core.roles import BUFFER_ATTR, COMMON_ATTRS
 from ..ops.registry import check_slots, compatible_shapes, input_vars, lookup, run_infer
 
 
@@ -28,6 +33,8 @@ class ProgramError(HeadraceError, ValueError):
 
 def check_program(program, feeds=()) -> None:
     feeds = set(feeds)
+    if not isinstance(program.strict_order, bool):
+        raise ProgramError(f"Program.strict_order must be a bool, got {program.strict_order!r}")
     for block in program.blocks:
         _check_block(block, feeds)
 
@@ -67,4 +74,28 @@ def _check_block(block, feeds) -> None:
                 if var.shape is None or not compatible_shapes(var.shape, shape) or var.dtype != dtype:
                     raise ProgramError(f"{here}, output `{slot}`: {name!r} is recorded as shape {var.shape} "
                                        f"dtype {var.dtype}, but the op infers shape {shape} dtype {dtype}")
+        _check_buffer_plan(block, op, opdef, here, feeds)
         defined.update(op.output_arg_names)
+
+
+def _check_buffer_plan(block, op, opdef, here, feeds) -> None:
+    entries = op.attrs.get(BUFFER_ATTR)
+    if not entries:
+        return
+    if not opdef.buffers:
+        raise ProgramError(f"{here}: has a buffer plan, but its kernel takes no buffers")
+    donors = set()
+    for entry in entries:
+        if not (isinstance(entry, (list, tuple)) and len(entry) == 3 and all(isinstance(e, str) for e in entry)):
+            raise ProgramError(f"{here}: buffer plan entry {entry!r} is not [out_slot, out_name, donor]")
+        slot, name, donor = entry
+        if name not in op.outputs.get(slot, ()):
+            raise ProgramError(f"{here}: buffer plan entry {entry!r}: {name!r} is not an output in `{slot}`")
+        out, given = block._find_var_recursive(name), block._find_var_recursive(donor)
+        if given is None or donor == name or given.persistable or donor in feeds or donor in donors:
+            raise ProgramError(f"{here}: buffer plan entry {entry!r}: the donor must be another existing, "
+                               "non-persistable, unfed variable serving one output")
+        if out is None or out.shape != given.shape or out.dtype != given.dtype:
+            raise ProgramError(f"{here}: buffer plan entry {entry!r}: donor shape/dtype "
+                               f"{given.shape}/{given.dtype} differs from the output's")
+        donors.add(donor)

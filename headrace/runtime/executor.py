@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import context
-from ..core.errors import FeedError, FetchError, UninitializedError, fmt_shape, where
+from ..core.errors import FeedError, FetchError, UninitializedError, fmt_shape, is_wrapped, where
 from ..core.program import Program
 from ..core.variable import Variable
 from ..ops.registry import Meta
@@ -147,7 +147,9 @@ def _run_steps(plan, env, scope) -> None:
     acquire, release = memory.cpu.acquire, memory.cpu.release
     persist, ndarray, asarray, set_array = plan.persistables, np.ndarray, np.asarray, scope._set_array
     for step in plan.steps:
-        ins = step.gather(env)
+        ins = {}
+        for slot, names, many in step.ins:   # Step.gather, inlined: this loop is the hot path
+            ins[slot] = [env[n] for n in names] if many else env[names[0]]
         given = _take_donors(step.donors, env) if step.donors else None
         try:
             outs = step.call(ins, given, step.expect)
@@ -169,7 +171,9 @@ def _run_steps(plan, env, scope) -> None:
                     if old is not None:
                         release(old)
         except Exception as exc:
-            raise step.error(exc) from exc
+            if is_wrapped(exc):
+                raise
+            raise step.error(exc, ins) from exc
         finally:
             if given:   # stored by now (possibly in these very buffers), or the step failed
                 for value in given.values():

@@ -221,7 +221,9 @@ class ParallelRunner:
             real = [(k, e) for k, e in errors if not _broken_barrier(e)]
             k, err = (real or errors)[0]
             if isinstance(err, HeadraceError):
-                raise type(err)(f"on place {k} of {n}: {err}") from err
+                placed = type(err)(f"on place {k} of {n}: {err}")
+                placed.headrace_op = getattr(err, "headrace_op", None)
+                raise placed from err
             raise RuntimeError(f"on place {k} of {n}: {type(err).__name__}: {err}") from err
         return [value for _, value in outcomes]
 
