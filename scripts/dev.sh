@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for the README's commands; sets up a virtual environment on first use.
 #   scripts/dev.sh demo            run the demo
-#   scripts/dev.sh test [args]     run the test suite (pytest args pass through)
+#   scripts/dev.sh test [args]     lint (ruff) and run the test suite (pytest args pass through)
 # HEADRACE_VENV picks the environment's folder (default .venv); CI points it at a fresh one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,7 @@ fi
 if [ "$what" = demo ]; then
   exec "$venv/bin/python" -m headrace.demo "$@"
 fi
+"$venv/bin/python" -m ruff check --quiet headrace tests bench scripts || { echo "ruff found problems (see above)" >&2; exit 1; }
 set +e
 "$venv/bin/python" -m pytest "$@"
 status=$?

@@ -103,9 +103,4 @@ def convert_dtype(dtype) -> DType:
     return _BY_NAME[name]
 
 
-def to_numpy_dtype(dtype) -> np.dtype:
-    return convert_dtype(dtype).numpy
-
-
 FLOATING = (float16, float32, float64)
-INTEGER = (int8, int16, int32, int64, uint8)

@@ -67,10 +67,6 @@ def grad_name(name: str) -> str:
     return name + GRAD_SUFFIX
 
 
-def is_grad_name(name: str) -> bool:
-    return GRAD_SUFFIX in name
-
-
 def rename_grad(name: str, block_idx: int, k: int) -> str:
     """A partial gradient's name when several ops contribute to ``name`` (already a grad name)."""
     return f"{name}{RENAME_MARK}block{block_idx}@{k}"

@@ -7,7 +7,6 @@ op is added to a block, through the checker that ``headrace.ops`` installs (``se
 """
 from __future__ import annotations
 
-import copy
 import itertools
 
 from . import roles
@@ -129,9 +128,6 @@ class Operator:
             "attrs": {k: _attr_to_json(v) for k, v in self.attrs.items()},
             "callsite": self.callsite,
         }
-
-    def copy_to(self, block) -> "Operator":
-        return Operator(block, self.type, self.inputs, self.outputs, copy.deepcopy(self.attrs), self.callsite)
 
     def to_string(self) -> str:
         outs = ", ".join(f"{k}={v}" for k, v in self.outputs.items())

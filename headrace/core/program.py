@@ -154,14 +154,6 @@ class Block:
     def _prepend_op(self, type, inputs=None, outputs=None, attrs=None, callsite=None) -> Operator:
         return self._insert_op(0, type, inputs, outputs, attrs, callsite)
 
-    def _insert_op_object(self, index: int, op: Operator) -> Operator:
-        """Insert an existing Operator (e.g. a copy) after checking it against this block."""
-        op.block = self
-        self._check(op)
-        self.ops.insert(index, op)
-        self.program._bump()
-        return op
-
     def _remove_op(self, index: int, sync: bool = True) -> None:
         del self.ops[index]
         self.program._bump()

@@ -45,11 +45,6 @@ class Generator:
     get_rng_state = get_state
     set_rng_state = set_state
 
-    def random_seed_value(self) -> int:
-        """Draw a fresh 31-bit seed (for ops that pin their randomness)."""
-        return int(self._rng.integers(1, 2**31 - 1))
-
-
 _global = Generator(0)
 
 

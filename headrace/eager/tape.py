@@ -113,17 +113,6 @@ def saved_tensors_hooks(pack, unpack):
         _hooks.pop()
 
 
-@contextlib.contextmanager
-def no_saved_tensors_hooks():
-    """Record inside with no hooks (an inner recomputation collecting real arrays)."""
-    global _hooks
-    old, _hooks = _hooks, []
-    try:
-        yield
-    finally:
-        _hooks = old
-
-
 class _Packed:
     __slots__ = ("value", "unpack")
 
@@ -244,6 +233,27 @@ def next_seq() -> int:
     return next(_seq)
 
 
+def _count_edges(stack, deps, boundary) -> None:
+    """For every node reachable from ``stack``, count in ``deps`` the edges that lead into it."""
+    seen = set(deps)
+    while stack:
+        node = stack.pop()
+        if node.freed:
+            raise GraphFreedError(
+                f"{node.label()}: backward() through this part of the graph a second time, but "
+                "the first backward() freed its saved values; pass retain_graph=True to the first "
+                "backward() to run backward through it again")
+        for edge in node.edges:
+            if type(edge) is tuple:
+                parent = edge[0]
+                if boundary is not None and parent.seq < boundary[0]:
+                    raise GraphBoundaryError(boundary[1])
+                deps[parent] = deps.get(parent, 0) + 1
+                if parent not in seen:
+                    seen.add(parent)
+                    stack.append(parent)
+
+
 def run_backward(roots, root_grads, retain_graph=False, boundary=None) -> None:
     """Backpropagate ``root_grads`` (arrays) from the tensors ``roots`` into leaf ``.grad``.
     ``boundary`` = (first seq, message): reaching a node recorded earlier raises that message."""
@@ -264,24 +274,7 @@ def run_backward(roots, root_grads, retain_graph=False, boundary=None) -> None:
                 stack.append(node)
         else:
             edge._accumulate_grad(grad)
-    # count, for every reachable node, the edges that lead into it
-    seen = set(deps)
-    while stack:
-        node = stack.pop()
-        if node.freed:
-            raise GraphFreedError(
-                f"{node.label()}: backward() through this part of the graph a second time, but "
-                "the first backward() freed its saved values; pass retain_graph=True to the first "
-                "backward() to run backward through it again")
-        for edge in node.edges:
-            if type(edge) is tuple:
-                parent = edge[0]
-                if boundary is not None and parent.seq < boundary[0]:
-                    raise GraphBoundaryError(boundary[1])
-                deps[parent] = deps.get(parent, 0) + 1
-                if parent not in seen:
-                    seen.add(parent)
-                    stack.append(parent)
+    _count_edges(stack, deps, boundary)
     for node, count in deps.items():
         if count == 0:
             heapq.heappush(ready, (-node.seq, id(node), node))

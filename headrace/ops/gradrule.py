@@ -77,9 +77,6 @@ class GradMaker:
     def output(self, slot: str) -> list:
         return list(self.outputs.get(slot) or ())
 
-    def has_input(self, slot: str) -> bool:
-        return bool(self.inputs.get(slot))
-
     def input_grad(self, slot: str) -> list:
         """Gradient variable names of the forward inputs in ``slot``."""
         return [self.grad_name(n) for n in self.input(slot)]

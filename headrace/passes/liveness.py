@@ -32,11 +32,6 @@ class Liveness:
     strip_after: list = field(default_factory=list)  # list[list[str]]
     intervals: list = field(default_factory=list)    # (name, start, last_data_use, last_meta_use)
 
-    def live_names_after(self, index: int) -> set:
-        """Names whose data is alive right after op ``index`` ran (for memory estimates)."""
-        return {name for name, start, data_end, _ in self.intervals if start <= index < data_end}
-
-
 def op_uses(op, no_need_buffer) -> tuple:
     """(data_reads, meta_reads, writes) of one op as lists of names."""
     data, meta = [], []

@@ -112,9 +112,6 @@ class BuildStrategy:
     def _finalize(self) -> None:
         object.__setattr__(self, "_finalized", True)
 
-    def _snapshot(self) -> dict:
-        return dict(self._values)
-
     def __repr__(self):
         items = ", ".join(f"{k}={v!r}" for k, v in self._values.items())
         return f"BuildStrategy({items})"

@@ -16,7 +16,7 @@ from ..core.program import Program
 from ..core.variable import Variable
 from ..passes import PassContext, graphviz, run_passes
 from ..passes.strategy import BuildStrategy, ExecutionStrategy, GradientScaleStrategy, pipeline
-from .places import CPUPlace, check_runnable, cpu_places
+from .places import check_runnable, cpu_places
 
 
 class CompiledProgram:
@@ -154,9 +154,6 @@ class CompiledProgram:
             raise ValueError(f"with_data_parallel: share_vars_from runs on {source._num_places} places, "
                              f"this program on {self._num_places}; sharing variables needs the same places")
         return source._runner
-
-    def _place_list(self) -> list:
-        return self._places or [CPUPlace()]
 
 
 def _grad_name(name: str) -> str:
