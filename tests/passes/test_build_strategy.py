@@ -3,11 +3,11 @@ that every strategy flag (alone and combined) leaves the training losses unchang
 import os
 
 import numpy as np
-from headrace.passes.inplace import buffer_plan
 import pytest
 
 import headrace.static as static
 from headrace.passes import PASSES, PassContext, PassError, run_passes
+from headrace.passes.inplace import buffer_plan
 from headrace.passes.strategy import pipeline
 
 from .dp_nets import batches, conv_bn_fc_net, train

@@ -3,7 +3,6 @@ every memory flag alone and combined, the planned and measured peaks go down on 
 byte counts, derived by hand below), and the safety rules hold with views, fetches, feeds and
 persistables (each test builds a program where a wrong reuse would change a result)."""
 import numpy as np
-from headrace.passes.inplace import buffer_plan
 import pytest
 
 import headrace as paddle
@@ -11,6 +10,7 @@ import headrace.static as static
 from headrace.core.context import program_guard
 from headrace.core.program import Program
 from headrace.nn import functional as F
+from headrace.passes.inplace import buffer_plan
 from headrace.passes.memory_reuse import planned_peak
 from headrace.runtime import memory
 
@@ -115,7 +115,8 @@ def mlp():
     return main, startup, loss
 
 
-def mlp_peaks(flags):
+def compiled_mlp(flags):
+    """The MLP compiled with ``flags`` and run one step: (compiled, startup, loss, feed, exe, scope)."""
     main, startup, loss = mlp()
     compiled = static.CompiledProgram(main, build_strategy=strategy(flags))
     scope = static.Scope()
@@ -125,6 +126,11 @@ def mlp_peaks(flags):
     feed = {"x": rng.standard_normal((N, D)).astype("float32"),
             "y": rng.integers(0, CLASSES, (N, 1)).astype("int64")}
     exe.run(compiled, feed=feed, fetch_list=[loss], scope=scope)
+    return compiled, startup, loss, feed, exe, scope
+
+
+def mlp_peaks(flags):
+    compiled, _, loss, feed, exe, scope = compiled_mlp(flags)
     memory.reset_max_memory_allocated()
     base = memory.memory_allocated()
     out, = exe.run(compiled, feed=feed, fetch_list=[loss], scope=scope)

@@ -4,7 +4,6 @@ like the compiled program (same results, same measured peak), and ``check_progra
 malformed buffer plan."""
 import json
 
-import numpy as np
 import pytest
 
 from headrace.core.program import Program
@@ -14,19 +13,11 @@ from headrace.passes.verify import ProgramError, check_program
 from headrace.runtime import memory
 import headrace.static as static
 
-from .test_memory_plan import CLASSES, D, MEMORY, N, compiled_program, mlp, strategy
+from .test_memory_plan import MEMORY, compiled_mlp, compiled_program
 
 
 def _compiled(flags):
-    main, startup, loss = mlp()
-    compiled = static.CompiledProgram(main, build_strategy=strategy(flags))
-    scope = static.Scope()
-    exe = static.Executor()
-    exe.run(startup, scope=scope)
-    rng = np.random.default_rng(0)
-    feed = {"x": rng.standard_normal((N, D)).astype("float32"),
-            "y": rng.integers(0, CLASSES, (N, 1)).astype("int64")}
-    exe.run(compiled, feed=feed, fetch_list=[loss], scope=scope)   # compiles
+    compiled, startup, loss, feed, _, _ = compiled_mlp(flags)
     return compiled_program(compiled), startup, loss, feed
 
 
