@@ -21,6 +21,7 @@ import numpy as np
 import headrace as paddle
 import headrace.static as static
 from _nets import mlp_program  # bench/ is the script's folder, so on sys.path
+from headrace.passes.inplace import buffer_plan  # noqa: E402
 from headrace.passes.memory_reuse import planned_peak
 from headrace.runtime import memory
 
@@ -82,7 +83,7 @@ def main():
     print(f"{'config':36s} {'peak MiB':>9s} {'planned MiB':>12s} {'step ms':>8s} {'buffers':>8s}")
     for name, (_, program, loss) in runs.items():
         planned = planned_peak(program, {loss.name}, args.batch)
-        buffers = sum(len(v) for v in getattr(program, "_buffer_plan", {}).values())
+        buffers = sum(len(v) for v in buffer_plan(program).values())
         same = "same losses" if losses[name] == reference else \
             f"LOSSES DIFFER {np.max(np.abs(np.subtract(losses[name], reference)))}"
         print(f"{name:36s} {max(peaks[name]) / 2**20:9.2f} {planned / 2**20:12.2f} "
