@@ -87,6 +87,12 @@ def _fractional(value) -> bool:
     return False
 
 
+def _dtype(x) -> np.dtype:
+    """The NumPy dtype of a Tensor or Variable (read off a Tensor's array: no dtype conversion on
+    the eager hot path)."""
+    return x._value.dtype if isinstance(x, Tensor) else x.dtype.numpy
+
+
 def _type_name(value) -> str:
     if isinstance(value, np.ndarray):
         return f"ndarray of dtype {value.dtype}"
@@ -115,14 +121,14 @@ def _operand(x, other, symbol, reverse):
         if not isinstance(other, np.ndarray) or other.dtype.kind not in _ARRAY_KINDS:
             raise _unsupported(symbol, x, other, reverse)
         value = other
-    if not x.dtype.is_floating and _fractional(value):
+    if _dtype(x).kind != "f" and _fractional(value):
         x = astype(x, "float32")
     return x, value
 
 
 def _constant(value, like):
     """``value`` (a Python number or an ndarray) as a constant of ``like``'s dtype and class."""
-    array = np.asarray(value).astype(like.dtype.numpy)
+    array = np.asarray(value).astype(_dtype(like))   # a copy: the tape may keep it for backward
     if isinstance(like, Tensor):
         return Tensor._wrap(array, True)
     if array.ndim == 0:
@@ -181,7 +187,7 @@ def _matmul(name: str, reverse: bool):
 
 
 def _true_divide_fast(x, value):
-    if not x.dtype.is_floating:
+    if _dtype(x).kind != "f":
         return None
     if value == 0:
         raise ZeroDivisionError(f"/: dividing {type(x).__name__} {x.name!r} by the constant 0")
