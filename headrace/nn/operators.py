@@ -24,12 +24,12 @@ converted to a floating tensor's dtype (``x_float32 + np.ones(3)`` is float32). 
 constant is a stop_gradient Tensor; in static mode it is an op of the current block whose output
 has ``stop_gradient=True``: ``fill_constant`` (0-D) for a scalar, ``assign_value`` for an array.
 
-Fast path and results.  ``x + c``, ``x - c``, ``c - x``, ``x * c`` with a scalar ``c``, and
-``x / c`` on a floating tensor, are one ``scale`` op; ``x / 0`` there is a ``ZeroDivisionError``
-when the operator is applied.  ``/`` on integer tensors truncates toward zero (the integer kernel
-of ``elementwise_div``); comparisons give bool.  ``@`` (``matmul_v2``) takes a tensor or an
-ndarray, not a scalar (a ``TypeError``, as NumPy refuses a scalar operand of matmul).  Static
-outputs are named ``tmp_<n>`` as in the reference system.
+Fast path and results.  ``x + c``, ``c + x``, ``x - c``, ``c - x``, ``x * c``, ``c * x`` with a
+scalar ``c``, and ``x / c`` on a floating tensor, are one ``scale`` op; so ``x / 0`` on a floating
+tensor raises ``ZeroDivisionError`` at once.  ``/`` on integer tensors truncates toward zero (the
+integer kernel of ``elementwise_div``); comparisons give bool.  ``@`` (``matmul_v2``) takes a
+tensor or an ndarray, not a scalar (a ``TypeError``; NumPy refuses a scalar operand of matmul
+too).  Static outputs are named ``tmp_<n>`` as in the reference system.
 
 NumPy.  Both classes get ``__array_priority__``, so ``ndarray <op> x`` and ``np.float32(2) <op>
 x`` call our reflected operator instead of NumPy broadcasting an object array; NumPy functions
@@ -39,7 +39,8 @@ because ``==`` builds an op, compare tensors with ``is``.
 
 The reference (PaddlePaddle 2.x, ``math_op_patch``) was followed where headrace's two modes
 disagreed: bool and NumPy scalars are numbers in both modes (bool as an integer) and a constant
-takes the tensor's dtype.  Where both modes already agreed, headrace keeps its own rule although
+takes the tensor's dtype; ndarray operands, which the reference supports in neither mode, follow
+that constant rule.  Where both modes already agreed, headrace keeps its own rule although
 the reference differs: the reference casts an integer tensor to float32 for every Python float
 (here only for a fractional value), makes ``/`` of integer tensors a float32 true division (here
 it truncates), and casts the right tensor to the left one's dtype with a warning (here a
