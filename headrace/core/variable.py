@@ -1,7 +1,8 @@
 """Variable and Parameter: named, typed slots of a Block.
 
 A Variable holds no data; the Scope does. Python operators (``+``, ``@``, ``<`` ...) append ops;
-they are bound by ``headrace.ops`` at import time (this module may not import upward).
+they are bound by ``headrace.nn.operators`` at import time, onto eager Tensors too (this module may
+not import upward).
 Because ``==`` builds an ``equal`` op, a Variable has no truth value: ``if var:`` and ``var in
 list`` raise a TypeError instead of answering wrongly. Compare Variables with ``is``.
 """

@@ -6,19 +6,16 @@ the op is differentiable (``runner.py``); such an output remembers the tape node
 Only leaves (tensors no recorded op produced) keep a ``.grad``; it accumulates across
 ``backward()`` calls until ``clear_gradient()``.
 
-Python operators run ops through ``apply_op`` as they do on static Variables: a scalar operand
-becomes a ``scale`` op where it can, otherwise a 0-D constant of the tensor's dtype.  Math and
-shape methods (``mean``, ``reshape``, indexing ...) are bound by ``headrace.nn`` at import time.
+Python operators (``+``, ``@``, ``<`` ..., and ``astype``/``cast``) and math and shape methods
+(``mean``, ``reshape``, indexing ...) are bound by ``headrace.nn`` at import time, onto Tensor and
+static Variable alike (``nn/operators.py``, ``nn/tensor_methods.py``).
 """
 from __future__ import annotations
-
-import numbers
 
 import numpy as np
 
 from ..core import names
 from ..core.dtypes import convert_dtype
-from ..ops.apply import apply_op
 
 
 class Tensor:
@@ -26,7 +23,6 @@ class Tensor:
 
     __slots__ = ("_value", "stop_gradient", "_node", "_out_index", "_grad", "_grad_owned", "_name",
                  "persistable", "__weakref__")
-    __array_priority__ = 100   # ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, value, stop_gradient=True, name=None):
         self._value = np.asarray(value)
@@ -126,7 +122,7 @@ class Tensor:
             raise ValueError(f"the truth value of a Tensor with {self._value.size} elements is ambiguous")
         return bool(self._value.item())
 
-    __hash__ = object.__hash__
+    __hash__ = object.__hash__   # by identity: ``==`` builds an op (nn/operators.py)
 
     def __repr__(self):
         body = np.array2string(self._value, separator=", ", prefix="       ")
@@ -203,121 +199,13 @@ class Tensor:
         """The same data, cut from the graph (``stop_gradient=True``)."""
         return Tensor._wrap(self._value, True)
 
-    # --- conversion ---------------------------------------------------------------------------
-    def astype(self, dtype) -> "Tensor":
-        dtype = convert_dtype(dtype)
-        return apply_op("cast", {"X": self}, {"in_dtype": str(self.dtype), "out_dtype": str(dtype)})["Out"][0]
-
-    cast = astype
-
+    # --- data ----------------------------------------------------------------------------------
     def set_value(self, value) -> None:
         """Replace the data (same shape and dtype), e.g. to load weights."""
         value = np.asarray(value._value if isinstance(value, Tensor) else value)
         if value.shape != self._value.shape:
             raise ValueError(f"set_value: tensor {self.name!r} has shape {self.shape}, got {list(value.shape)}")
         self._value = value.astype(self._value.dtype, copy=True)
-
-    # --- operators ----------------------------------------------------------------------------
-    def __neg__(self):
-        return _scale(self, -1.0, 0.0)
-
-    def __add__(self, other):
-        if _is_scalar(other):
-            return _scale(_float_if_needed(self, other), 1.0, other)
-        return _binary("elementwise_add", self, other)
-
-    __radd__ = __add__
-
-    def __sub__(self, other):
-        if _is_scalar(other):
-            return _scale(_float_if_needed(self, other), 1.0, -other)
-        return _binary("elementwise_sub", self, other)
-
-    def __rsub__(self, other):
-        if _is_scalar(other):
-            return _scale(_float_if_needed(self, other), -1.0, other)
-        return _binary("elementwise_sub", self, other, reverse=True)
-
-    def __mul__(self, other):
-        if _is_scalar(other):
-            return _scale(_float_if_needed(self, other), other, 0.0)
-        return _binary("elementwise_mul", self, other)
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other):
-        if _is_scalar(other) and self.dtype.is_floating:
-            if other == 0:
-                raise ZeroDivisionError(f"dividing tensor {self.name!r} by the constant 0")
-            return _scale(self, 1.0 / other, 0.0)
-        return _binary("elementwise_div", self, other)
-
-    def __rtruediv__(self, other):
-        return _binary("elementwise_div", self, other, reverse=True)
-
-    def __pow__(self, other):
-        return _binary("elementwise_pow", self, other)
-
-    def __rpow__(self, other):
-        return _binary("elementwise_pow", self, other, reverse=True)
-
-    def __matmul__(self, other):
-        return apply_op("matmul_v2", {"X": self, "Y": _operand(other, self)})["Out"][0]
-
-    def __rmatmul__(self, other):
-        return apply_op("matmul_v2", {"X": _operand(other, self), "Y": self})["Out"][0]
-
-    def __lt__(self, other):
-        return _binary("less_than", self, other)
-
-    def __le__(self, other):
-        return _binary("less_equal", self, other)
-
-    def __gt__(self, other):
-        return _binary("greater_than", self, other)
-
-    def __ge__(self, other):
-        return _binary("greater_equal", self, other)
-
-    def __eq__(self, other):
-        return _binary("equal", self, other)
-
-    def __ne__(self, other):
-        return _binary("not_equal", self, other)
-
-
-def _is_scalar(value) -> bool:
-    return isinstance(value, numbers.Number) and not isinstance(value, bool)
-
-
-def _float_if_needed(x, scalar):
-    """An integer Tensor meeting a non-integral scalar is computed in float32 (as on Variables)."""
-    if not x.dtype.is_floating and isinstance(scalar, float) and not float(scalar).is_integer():
-        return x.astype("float32")
-    return x
-
-
-def _scale(x, scale, bias):
-    return apply_op("scale", {"X": x}, {"scale": float(scale), "bias": float(bias)})["Out"][0]
-
-
-def _operand(other, like):
-    """The other operand as a Tensor: a scalar becomes a 0-D constant of ``like``'s dtype."""
-    if isinstance(other, Tensor):
-        return other
-    if _is_scalar(other) or isinstance(other, bool):
-        return Tensor._wrap(np.asarray(other, dtype=like._value.dtype))
-    if isinstance(other, np.ndarray):
-        return Tensor._wrap(other)
-    raise TypeError(f"unsupported operand type for a Tensor operation: {type(other).__name__}")
-
-
-def _binary(op_type, x, other, reverse=False):
-    if _is_scalar(other):
-        x = _float_if_needed(x, other)
-    y = _operand(other, x)
-    left, right = (y, x) if reverse else (x, y)
-    return apply_op(op_type, {"X": left, "Y": right})["Out"][0]
 
 
 class Parameter(Tensor):

@@ -1,6 +1,6 @@
 """``paddle.nn``: layers (both modes), functional ops, parameters and initializers."""
 from . import functional, initializer  # noqa: F401
-from . import tensor_methods  # noqa: F401  (binds x.mean(), x.reshape(), x[...] onto Tensor/Variable)
+from . import operators, tensor_methods  # noqa: F401  (bind x + y ... and x.mean(), x[...] onto Tensor/Variable)
 from .layer import Layer
 from .layers import (GELU, BatchNorm, BatchNorm1D, BatchNorm2D, Conv2D, Dropout, Embedding, Flatten,
                      LayerNorm, LeakyReLU, Linear, ReLU, Sequential, Sigmoid, Softmax, Tanh)

@@ -1,10 +1,9 @@
-"""The operator registry and every op family.  Importing this package registers all ops and
-binds the Python operators of static Variables."""
+"""The operator registry and every op family.  Importing this package registers all ops (the
+Python operators of Variables and Tensors are bound by ``headrace.nn.operators``)."""
 from . import registry  # noqa: F401  (installs the op checker into core)
 from . import creation, elementwise  # noqa: F401
 from . import activation, reduce, loss, linalg, shape, concat_slice, nn, conv, norm, optim, clip  # noqa: F401
 from . import collective, fused  # noqa: F401
-from . import variable_ops  # noqa: F401
 from .apply import apply_op, apply_op_single
 from .registry import OpDef, has_op, lookup, registered_ops
 
