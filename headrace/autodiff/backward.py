@@ -28,6 +28,10 @@ Algorithm
 6. The ops are appended; gradient ops carry their forward op's callsite, so an error in a
    gradient points at the user's line that built the forward op.  Callbacks run after each op.
 
+``append_backward`` and ``gradients`` here take checked, normalized arguments (Variables, lists of
+names, a set of names, a list of callables); the reference's argument checks are the facades'
+(``static/backward.py``, also ``fluid.backward``).
+
 With ``checkpoints``, ``recompute.py`` plans segments first; step 4 then puts each segment's
 forward ops (copies writing ``name.subprog_<i>``) right before the segment's first gradient op
 and points the segment's gradient ops at the recomputed values; copies nobody reads are pruned
@@ -41,7 +45,7 @@ from ..core import names, roles
 from ..core.errors import HeadraceError, where
 from ..core.names import EMPTY_VAR_NAME
 from ..core.roles import OpRole
-from ..core.variable import Parameter, Variable
+from ..core.variable import Parameter
 from ..ops.gradrule import NO_GRADIENT, GradMaker, GradOp
 from ..ops.registry import compatible_shapes, lookup
 from . import recompute
@@ -51,70 +55,18 @@ class BackwardError(HeadraceError, ValueError):
     """A gradient cannot be built (an op without a gradient rule on the path, a loss no op computes)."""
 
 
-# --- argument checks (the reference raises TypeError for each of these) ------------------------
-def _check_variable(value, arg: str, api: str) -> None:
-    if not isinstance(value, Variable):
-        raise TypeError(f"The type of '{arg}' in {api} must be Variable, but received "
-                        f"{type(value).__name__}: {value!r}")
-
-
-def _variable_list(value, arg: str, api: str) -> list:
-    items = list(value) if isinstance(value, (list, tuple)) else [value]
-    for item in items:
-        if not isinstance(item, Variable):
-            raise TypeError(f"The type of '{arg}' in {api} must be a Variable or a list of Variables, "
-                            f"but received {type(item).__name__}: {item!r}")
-    return items
-
-
-def _name_collection(value, arg: str, api: str, containers=(list, tuple, set, frozenset)):
-    """Names from a list/tuple/set of Variables or str; ``None`` stays ``None``."""
-    if value is None:
-        return None
-    if not isinstance(value, containers):
-        kinds = " or ".join(c.__name__ for c in containers)
-        raise TypeError(f"The type of '{arg}' in {api} should be {kinds}, but received "
-                        f"{type(value).__name__}: {value!r}")
-    out = []
-    for item in value:
-        if isinstance(item, Variable):
-            out.append(item.name)
-        elif isinstance(item, str):
-            out.append(item)
-        else:
-            raise TypeError(f"The type of {arg}'s member in {api} must be Variable or str, but "
-                            f"received {type(item).__name__}: {item!r}")
-    return out
-
-
-def _check_callbacks(callbacks) -> list:
-    if callbacks is None:
-        return []
-    if not isinstance(callbacks, (list, tuple)):
-        raise TypeError("The type of 'callbacks' in append_backward must be list or tuple, but "
-                        f"received {type(callbacks).__name__}")
-    for cb in callbacks:
-        if not callable(cb):
-            raise TypeError(f"every element of 'callbacks' in append_backward must be callable, "
-                            f"got {type(cb).__name__}: {cb!r}")
-    return list(callbacks)
-
-
-# --- public API ----------------------------------------------------------------------------
+# --- entry points (arguments already checked and normalized by the facades) -------------------
 def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None, checkpoints=None):
-    """Append the backward of ``loss`` to its program; return ``[(parameter, gradient)]``.
+    """Append the backward of ``loss`` (a Variable of block 0) to its program; return
+    ``[(parameter, gradient)]``.
 
-    ``parameter_list`` (names or Variables) only filters the returned pairs (default: every
-    trainable parameter); ``no_grad_set`` (names or Variables) adds to the stop_gradient
-    variables; ``callbacks`` are called as ``cb(block=..., context=...)`` after each gradient op.
-    ``checkpoints`` (Variables or names) turn on activation recompute (``autodiff/recompute.py``);
-    the return value stays a list either way (the reference returns a tuple with checkpoints).
+    ``parameter_list`` (names) only filters the returned pairs (default: every trainable
+    parameter); ``no_grad_set`` (a set of names) adds to the stop_gradient variables;
+    ``callbacks`` (a list of callables) are called as ``cb(block=..., context=...)`` after each
+    gradient op.  ``checkpoints`` (Variables or names, as ``recompute.checkpoint_names`` takes
+    them) turn on activation recompute (``recompute.py``).  The return value is a list either
+    way.
     """
-    api = "append_backward"
-    _check_variable(loss, "loss", api)
-    wanted = _name_collection(parameter_list, "parameter_list", api)
-    no_grad = set(_name_collection(no_grad_set, "no_grad_set", api) or ())
-    callbacks = _check_callbacks(callbacks)
     program = loss.block.program
     block = program.global_block()
     if loss.block is not block:
@@ -125,11 +77,12 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
         raise BackwardError(f"append_backward: no op of the program computes the loss {loss.name!r}")
     loss_op._set_attr(roles.ROLE_ATTR, int(OpRole.Forward | OpRole.Loss))
     program._appending_grad_times += 1
-    grads = Backward(block, [loss], None, None, no_grad, callbacks, checkpoints).build()
-    if wanted is None:
-        wanted = [p.name for p in block.all_parameters() if p.trainable]
+    grads = Backward(block, [loss], None, None, no_grad_set or (), list(callbacks or ()),
+                     checkpoints).build()
+    if parameter_list is None:
+        parameter_list = [p.name for p in block.all_parameters() if p.trainable]
     pairs = []
-    for name in wanted:
+    for name in parameter_list:
         if not block.has_var(name):
             raise ValueError(f"append_backward: parameter_list names {name!r}, which is not a "
                              "variable of the loss's program")
@@ -141,20 +94,12 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
 
 
 def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
-    """Gradients of ``sum(targets)`` (each seeded by ones or by ``target_gradients``) with
-    respect to ``inputs``; one Variable per input, ``None`` where the targets do not depend on it.
+    """Gradients of ``sum(targets)`` (each seeded by ones or by its entry of
+    ``target_gradients``) with respect to ``inputs``; one Variable per input, ``None`` where the
+    targets do not depend on it.  ``targets``/``inputs``: lists of Variables;
+    ``target_gradients``: ``None`` or a list of Variables/``None``; ``no_grad_set``: names.
     """
-    api = "gradients"
-    targets = _variable_list(targets, "targets", api)
-    inputs = _variable_list(inputs, "inputs", api)
     if target_gradients is not None:
-        if not isinstance(target_gradients, (list, tuple)):
-            target_gradients = [target_gradients]
-        for g in target_gradients:
-            if g is not None and not isinstance(g, Variable):
-                raise TypeError("The type of 'target_gradients' in gradients must be a Variable or a "
-                                f"list of Variables (or None), but received {type(g).__name__}: {g!r}")
-        target_gradients = list(target_gradients)
         if len(target_gradients) != len(targets):
             raise ValueError(f"gradients: {len(targets)} targets but {len(target_gradients)} "
                              "target_gradients")
@@ -162,18 +107,15 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
             if g is not None and not compatible_shapes(g.shape, t.shape):
                 raise ValueError(f"gradients: target_gradient {g.name!r} has shape {list(g.shape)}, "
                                  f"but its target {t.name!r} has shape {list(t.shape)}")
-    no_grad = set(_name_collection(no_grad_set, "no_grad_set", api) or ())
     block = targets[0].block
     program = block.program
     for var in targets + inputs:
         if var.block.program is not program:
             raise ValueError(f"gradients: {var.name!r} belongs to another program than the targets")
     program._appending_grad_times += 1
-    grads = Backward(block, targets, target_gradients, [v.name for v in inputs], no_grad, []).build()
+    grads = Backward(block, targets, target_gradients, [v.name for v in inputs], no_grad_set or (),
+                     []).build()
     return [block.var(grads[v.name]) if v.name in grads else None for v in inputs]
-
-
-calc_gradient = gradients
 
 
 # --- the engine ----------------------------------------------------------------------------

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import logging
 
-from ..autodiff.backward import append_backward
 from ..core import context
 from ..core.variable import Variable
-from .optimizer import Optimizer
+from .optimizer import Optimizer, append_backward
 
 log = logging.getLogger("headrace.recompute")
 
