@@ -148,7 +148,8 @@ class Backward:
         self.seed_names = {}    # target -> the name of its seed gradient (set in build)
 
     # names ----------------------------------------------------------------------------------
-    def grad_of(self, name: str) -> str:
+    def grad_var_name(self, name: str) -> str:
+        """The name of forward variable ``name``'s gradient variable (recorded in grad_to_fwd)."""
         grad = self.seed_names.get(name) or self.prefix + names.grad_name(name)
         self.grad_to_fwd[grad] = name
         return grad
@@ -245,7 +246,7 @@ class Backward:
                 raise BackwardError(
                     f"{where(op.type, op.callsite)} has no gradient rule, but the gradient must flow "
                     f"through it to {reads}; mark its output stop_gradient=True or add it to no_grad_set")
-            for desc in rule(GradMaker.of(op, self.grad_of)):
+            for desc in rule(GradMaker.of(op, self.grad_var_name)):
                 outs = self._needed_outputs(desc, needed)
                 if not outs:
                     continue
