@@ -5,4 +5,4 @@ These entry points take checked, normalized arguments; users call the facades
 """
 from .backward import BackwardError, append_backward, gradients
 
-__all__ = ["append_backward", "gradients", "BackwardError"]
+__all__ = ["BackwardError", "append_backward", "gradients"]

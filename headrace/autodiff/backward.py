@@ -7,7 +7,10 @@ Backward) that compute ``v@GRAD`` for every variable ``v`` that lies on a path f
 *source* to a target.  Sources are, for ``append_backward``, every variable that is not
 ``stop_gradient`` (parameters, and data the user marked) and, for ``gradients``, exactly the given
 inputs.  The forward ops are not modified except that the loss op's role becomes Forward|Loss.
-Returns the map forward name -> gradient name; the public functions wrap it.
+``Backward.build`` returns the map forward name -> gradient name; ``append_backward`` and
+``gradients`` here wrap it.  They take checked, normalized arguments (Variables, lists of names, a
+set of names, a list of callables); the reference's argument checks are the facades'
+(``static/backward.py``, also ``fluid.backward``).
 
 Algorithm
 ---------
@@ -25,17 +28,17 @@ Algorithm
 5. Accumulation: when several ops write the same gradient, the writers' outputs are renamed
    ``v@GRAD@RENAME@block0@k`` (k in backward order) and a ``sum`` op writing ``v@GRAD`` is
    placed right before the first op that reads it (or at the end).
-6. The ops are appended; gradient ops carry their forward op's callsite, so an error in a
-   gradient points at the user's line that built the forward op.  Callbacks run after each op.
+6. The ops are appended (role Backward; the seeds of the targets' gradients Backward|Loss);
+   gradient ops carry their forward op's callsite, so an error in a gradient points at the
+   user's line that built the forward op.  Callbacks run after each op except the seeds.  The
+   builder records which forward op each appended op came from (``forward_of``: ``op.id`` ->
+   forward op; a rule's ops, the zero-fills they need and the sums placed in front of them).
 
-``append_backward`` and ``gradients`` here take checked, normalized arguments (Variables, lists of
-names, a set of names, a list of callables); the reference's argument checks are the facades'
-(``static/backward.py``, also ``fluid.backward``).
-
-With ``checkpoints``, ``recompute.py`` plans segments first; step 4 then puts each segment's
-forward ops (copies writing ``name.subprog_<i>``) right before the segment's first gradient op
-and points the segment's gradient ops at the recomputed values; copies nobody reads are pruned
-after step 5.  Callbacks are called for gradient ops only, never for the copies.
+Recompute is not part of the engine: with ``checkpoints``, ``append_backward`` builds the plain
+backward, then hands it and ``forward_of`` to the recompute pass (``passes/recompute.py``),
+which rewrites the program; the callbacks are called after that, for the same gradient ops (never
+for the pass's copies), each seeing the block as it was when its op was appended
+(``_replay_callbacks``).
 """
 from __future__ import annotations
 
@@ -48,7 +51,7 @@ from ..core.roles import OpRole
 from ..core.variable import Parameter
 from ..ops.gradrule import NO_GRADIENT, GradMaker, GradOp
 from ..ops.registry import compatible_shapes, lookup
-from . import recompute
+from ..passes import recompute
 
 
 class BackwardError(HeadraceError, ValueError):
@@ -64,8 +67,8 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
     parameter); ``no_grad_set`` (a set of names) adds to the stop_gradient variables;
     ``callbacks`` (a list of callables) are called as ``cb(block=..., context=...)`` after each
     gradient op.  ``checkpoints`` (Variables or names, as ``recompute.checkpoint_names`` takes
-    them) turn on activation recompute (``recompute.py``).  The return value is a list either
-    way.
+    them; checked before anything is appended) turn on activation recompute: the plain backward
+    is rewritten by ``passes/recompute.py``.  The return value is a list either way.
     """
     program = loss.block.program
     block = program.global_block()
@@ -77,8 +80,13 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
         raise BackwardError(f"append_backward: no op of the program computes the loss {loss.name!r}")
     loss_op._set_attr(roles.ROLE_ATTR, int(OpRole.Forward | OpRole.Loss))
     program._appending_grad_times += 1
-    grads = Backward(block, [loss], None, None, no_grad_set or (), list(callbacks or ()),
-                     checkpoints).build()
+    callbacks = list(callbacks or ())
+    builder = Backward(block, [loss], None, None, no_grad_set or (), [] if checkpoints else callbacks)
+    grads = builder.build()
+    if checkpoints:
+        recompute.apply(program, checkpoints, builder.targets, builder.no_grad, builder.forward_of)
+        if callbacks:
+            _replay_callbacks(builder, callbacks)
     if parameter_list is None:
         parameter_list = [p.name for p in block.all_parameters() if p.trainable]
     pairs = []
@@ -133,7 +141,7 @@ def _is_float(var) -> bool:
 class Backward:
     """One backward construction (see the module docstring for the steps)."""
 
-    def __init__(self, block, targets, target_grads, sources, no_grad, callbacks, checkpoints=()):
+    def __init__(self, block, targets, target_grads, sources, no_grad, callbacks):
         self.block = block
         self.program = block.program
         self.targets = [t.name for t in targets]
@@ -141,11 +149,12 @@ class Backward:
         self.sources = None if sources is None else set(sources)
         self.no_grad = set(no_grad)
         self.callbacks = callbacks
-        self.checkpoints = list(checkpoints)
-        self.recompute = None   # a recompute.RecomputePlan when checkpoints are given
         self.prefix = "grad/" * max(self.program._appending_grad_times - 1, 0)
         self.grad_to_fwd = {}   # every gradient name handed out -> its forward name
         self.seed_names = {}    # target -> the name of its seed gradient (set in build)
+        self.appended = []      # the ops appended, in order (set in build)
+        self.forward_of = {}    # op.id of an appended op -> the forward op it came from
+        self.context = {}       # what callbacks get: gradient name -> forward name (set in build)
 
     # names ----------------------------------------------------------------------------------
     def grad_var_name(self, name: str) -> str:
@@ -228,18 +237,15 @@ class Backward:
                 op = GradOp("fill_any_like", {"X": [name]}, {"Out": [out]},
                             {"value": 1.0, "dtype": "", roles.ROLE_ATTR: role})
             writer = _last_writer(self.block, name)
-            seeds.append((op, writer.callsite if writer is not None else None, "seed"))
+            seeds.append((op, writer.callsite if writer is not None else None, None))
             self.grad_to_fwd[out] = name
         return seeds
 
     def _grad_ops(self, path, needed, produced) -> list:
+        """``(desc, callsite, forward op)`` of the gradient ops of ``path``, last op first, each
+        preceded by the zero-fills of the gradients it reads that nothing produced."""
         described = []
-        emitted = set()
         for op in reversed(path):
-            segment = self.recompute.segment_of.get(id(op)) if self.recompute else None
-            if segment is not None and id(segment) not in emitted:
-                emitted.add(id(segment))
-                described.extend((copy, fwd.callsite, "copy") for copy, fwd in recompute.copy_ops(segment))
             rule = lookup(op.type).grad
             if rule is None:
                 reads = [n for n in op.input_arg_names if n in needed]
@@ -251,16 +257,14 @@ class Backward:
                 if not outs:
                     continue
                 desc.outputs = outs
-                if segment is not None:
-                    recompute.rename_data_reads(desc, segment)
                 for slot, names_ in desc.inputs.items():
                     for name in names_:
                         fwd = self.grad_to_fwd.get(name)
                         if fwd is not None and name not in produced:
                             described.append((GradOp("fill_any_like", {"X": [fwd]}, {"Out": [name]},
-                                                     {"value": 0.0, "dtype": ""}), op.callsite, "grad"))
+                                                     {"value": 0.0, "dtype": ""}), op.callsite, op))
                             produced.add(name)
-                described.append((desc, op.callsite, "grad"))
+                described.append((desc, op.callsite, op))
                 produced.update(n for ns in outs.values() for n in ns)
         return described
 
@@ -283,15 +287,15 @@ class Backward:
         first_writer = {}    # grad name -> (desc, slot, position)
         counters = defaultdict(int)
 
-        def flush(name, callsite):
-            final.append((GradOp("sum", {"X": partials[name]}, {"Out": [name]}, {}), callsite, "grad"))
+        def flush(name, callsite, origin):
+            final.append((GradOp("sum", {"X": partials[name]}, {"Out": [name]}, {}), callsite, origin))
             partials[name] = [name]
 
-        for desc, callsite, kind in described:
+        for desc, callsite, origin in described:
             for names_ in desc.inputs.values():
                 for name in names_:
                     if len(partials.get(name, ())) > 1:
-                        flush(name, callsite)
+                        flush(name, callsite, origin)
             for slot, names_ in desc.outputs.items():
                 for pos, name in enumerate(names_):
                     if name == EMPTY_VAR_NAME:
@@ -308,10 +312,10 @@ class Backward:
                     renamed = self._rename(name, counters)
                     names_[pos] = renamed
                     partials[name].append(renamed)
-            final.append((desc, callsite, kind))
+            final.append((desc, callsite, origin))
         for name, parts in partials.items():
             if len(parts) > 1:
-                flush(name, final[-1][1])
+                flush(name, final[-1][1], None)
         return final
 
     def _rename(self, name, counters) -> str:
@@ -321,15 +325,7 @@ class Backward:
         return renamed
 
     # putting it together ----------------------------------------------------------------------
-    def _plan_recompute(self) -> None:
-        plan = recompute.make_plan(self.block, self.targets, self.no_grad, self.checkpoints)
-        recompute.insert_seeds(self.block, plan)
-        recompute.create_recomputed_vars(self.block, plan)
-        self.recompute = plan
-
     def build(self) -> dict:
-        if self.checkpoints:
-            self._plan_recompute()
         ends = [i for i, op in enumerate(self.block.ops)
                 if any(t in op.output_arg_names for t in self.targets)]
         region = self.block.ops[: max(ends) + 1] if ends else []
@@ -341,23 +337,53 @@ class Backward:
         path, needed = self._path(region, requires)
         seeds = self._seed_ops(requires)
         produced = {op.outputs["Out"][0] for op, _, _ in seeds}
-        described = seeds + self._grad_ops(path, needed, produced)
-        final = self._accumulate(described)
-        if self.recompute is not None:
-            final = recompute.prune_copies(final, lambda item: item[2] == "copy")
-        context = {g: f for g, f in self.grad_to_fwd.items() if f is not None}
+        final = self._accumulate(seeds + self._grad_ops(path, needed, produced))
+        self.context = {g: f for g, f in self.grad_to_fwd.items() if f is not None}
         with self.program.role_guard(OpRole.Backward):
-            for desc, callsite, kind in final:
+            for desc, callsite, origin in final:
                 op = self.block.append_op(desc.type, desc.inputs, desc.outputs, desc.attrs,
                                           callsite=callsite)
-                if kind != "grad" or not self.callbacks:
-                    continue
-                context["__current_op_desc__"] = op.desc
-                for cb in self.callbacks:
-                    cb(block=self.block, context=context)
+                self.appended.append(op)
+                if origin is not None:
+                    self.forward_of[op.id] = origin
+                if self.callbacks and _is_gradient_op(op):
+                    self.call_back(self.callbacks, op)
         produced = {n for desc, _, _ in final for ns in desc.outputs.values() for n in ns}
         return {fwd: grad for grad, fwd in self.grad_to_fwd.items()
                 if grad in produced and fwd is not None and names.RENAME_MARK not in grad}
+
+    def call_back(self, callbacks, op) -> None:
+        """Call each callback as the reference does, with ``op`` as the current op."""
+        self.context["__current_op_desc__"] = op.desc
+        for cb in callbacks:
+            cb(block=self.block, context=self.context)
+
+
+def _is_gradient_op(op) -> bool:
+    """Whether an op the backward appended is a gradient op (callbacks are called for it): every
+    one except the seeds of the targets' gradients, whose role is Backward|Loss."""
+    return not op.role & OpRole.Loss
+
+
+def _replay_callbacks(builder, callbacks) -> None:
+    """Call ``callbacks`` for the builder's gradient ops after a transformation (recompute) has
+    rewritten the backward: the ops from the builder's first one on are taken off the block and
+    put back one at a time, so each callback sees the block as it was when its op was appended —
+    ops the transformation inserted (copies) included, but no callback is called for those.  (One
+    difference remains: the variables that later ops write are declared already.)"""
+    block = builder.block
+    if not builder.appended:
+        return
+    start = builder.appended[0].idx
+    tail = block.ops[start:]
+    del block.ops[start:]
+    gradient_ops = {op.id for op in builder.appended if _is_gradient_op(op)}
+    with block.program.role_guard(OpRole.Backward):   # as when the builder appended them
+        for op in tail:
+            block.ops.append(op)
+            if op.id in gradient_ops:
+                builder.call_back(callbacks, op)
+    block.program._bump()
 
 
 def _mark_role_vars(block, pairs) -> None:

@@ -2,9 +2,10 @@
 reference's argument checks, then the engine in ``autodiff/backward.py``.
 
 An argument of the wrong type is a ``TypeError`` naming the argument and the API, as in the
-reference; the checks hand the engine normalized arguments: Variables, lists of names, a set of names, a list of
-callables.  Checks of what the arguments name (a parameter that is not a variable of the
-program, a target gradient of the wrong shape, checkpoints) are the engine's.
+reference; the checks hand the engine normalized arguments: Variables, lists of names, a set of
+names, a list of callables.  Checks of what the arguments name (a parameter that is not a
+variable of the program, a target gradient of the wrong shape) are the engine's; checkpoints are
+checked by the recompute pass (``passes/recompute.py``), before anything is appended.
 """
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
     ``parameter_list`` (names or Variables) only filters the returned pairs (default: every
     trainable parameter); ``no_grad_set`` (names or Variables) adds to the stop_gradient
     variables; ``callbacks`` are called as ``cb(block=..., context=...)`` after each gradient op.
-    ``checkpoints`` (Variables or names) turn on activation recompute (``autodiff/recompute.py``);
+    ``checkpoints`` (Variables or names) turn on activation recompute (``passes/recompute.py``);
     the return value stays a list either way (the reference returns a tuple with checkpoints).
     """
     api = "append_backward"
