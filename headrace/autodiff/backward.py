@@ -7,7 +7,10 @@ Backward) that compute ``v@GRAD`` for every variable ``v`` that lies on a path f
 *source* to a target.  Sources are, for ``append_backward``, every variable that is not
 ``stop_gradient`` (parameters, and data the user marked) and, for ``gradients``, exactly the given
 inputs.  The forward ops are not modified except that the loss op's role becomes Forward|Loss.
-Returns the map forward name -> gradient name; the public functions wrap it.
+``Backward.build`` returns the map forward name -> gradient name; ``append_backward`` and
+``gradients`` here wrap it.  They take checked, normalized arguments (Variables, lists of names, a
+set of names, a list of callables); the reference's argument checks are the facades'
+(``static/backward.py``, also ``fluid.backward``).
 
 Algorithm
 ---------
@@ -25,13 +28,17 @@ Algorithm
 5. Accumulation: when several ops write the same gradient, the writers' outputs are renamed
    ``v@GRAD@RENAME@block0@k`` (k in backward order) and a ``sum`` op writing ``v@GRAD`` is
    placed right before the first op that reads it (or at the end).
-6. The ops are appended; gradient ops carry their forward op's callsite, so an error in a
-   gradient points at the user's line that built the forward op.  Callbacks run after each op.
+6. The ops are appended (role Backward; the seeds of the targets' gradients Backward|Loss);
+   gradient ops carry their forward op's callsite, so an error in a gradient points at the
+   user's line that built the forward op.  Callbacks run after each op except the seeds.  The
+   builder records which forward op each appended op came from (``forward_of``: ``op.id`` ->
+   forward op; a rule's ops, the zero-fills they need and the sums placed in front of them).
 
-With ``checkpoints``, ``recompute.py`` plans segments first; step 4 then puts each segment's
-forward ops (copies writing ``name.subprog_<i>``) right before the segment's first gradient op
-and points the segment's gradient ops at the recomputed values; copies nobody reads are pruned
-after step 5.  Callbacks are called for gradient ops only, never for the copies.
+Recompute is not part of the engine: with ``checkpoints``, ``append_backward`` builds the plain
+backward, then hands it and ``forward_of`` to the recompute pass (``passes/recompute.py``),
+which rewrites the program; the callbacks are called after that, for the same gradient ops (never
+for the pass's copies), each seeing the block as it was when its op was appended
+(``_replay_callbacks``).
 """
 from __future__ import annotations
 
@@ -41,80 +48,28 @@ from ..core import names, roles
 from ..core.errors import HeadraceError, where
 from ..core.names import EMPTY_VAR_NAME
 from ..core.roles import OpRole
-from ..core.variable import Parameter, Variable
+from ..core.variable import Parameter
 from ..ops.gradrule import NO_GRADIENT, GradMaker, GradOp
 from ..ops.registry import compatible_shapes, lookup
-from . import recompute
+from ..passes import recompute
 
 
 class BackwardError(HeadraceError, ValueError):
     """A gradient cannot be built (an op without a gradient rule on the path, a loss no op computes)."""
 
 
-# --- argument checks (the reference raises TypeError for each of these) ------------------------
-def _check_variable(value, arg: str, api: str) -> None:
-    if not isinstance(value, Variable):
-        raise TypeError(f"The type of '{arg}' in {api} must be Variable, but received "
-                        f"{type(value).__name__}: {value!r}")
-
-
-def _variable_list(value, arg: str, api: str) -> list:
-    items = list(value) if isinstance(value, (list, tuple)) else [value]
-    for item in items:
-        if not isinstance(item, Variable):
-            raise TypeError(f"The type of '{arg}' in {api} must be a Variable or a list of Variables, "
-                            f"but received {type(item).__name__}: {item!r}")
-    return items
-
-
-def _name_collection(value, arg: str, api: str, containers=(list, tuple, set, frozenset)):
-    """Names from a list/tuple/set of Variables or str; ``None`` stays ``None``."""
-    if value is None:
-        return None
-    if not isinstance(value, containers):
-        kinds = " or ".join(c.__name__ for c in containers)
-        raise TypeError(f"The type of '{arg}' in {api} should be {kinds}, but received "
-                        f"{type(value).__name__}: {value!r}")
-    out = []
-    for item in value:
-        if isinstance(item, Variable):
-            out.append(item.name)
-        elif isinstance(item, str):
-            out.append(item)
-        else:
-            raise TypeError(f"The type of {arg}'s member in {api} must be Variable or str, but "
-                            f"received {type(item).__name__}: {item!r}")
-    return out
-
-
-def _check_callbacks(callbacks) -> list:
-    if callbacks is None:
-        return []
-    if not isinstance(callbacks, (list, tuple)):
-        raise TypeError("The type of 'callbacks' in append_backward must be list or tuple, but "
-                        f"received {type(callbacks).__name__}")
-    for cb in callbacks:
-        if not callable(cb):
-            raise TypeError(f"every element of 'callbacks' in append_backward must be callable, "
-                            f"got {type(cb).__name__}: {cb!r}")
-    return list(callbacks)
-
-
-# --- public API ----------------------------------------------------------------------------
+# --- entry points (arguments already checked and normalized by the facades) -------------------
 def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None, checkpoints=None):
-    """Append the backward of ``loss`` to its program; return ``[(parameter, gradient)]``.
+    """Append the backward of ``loss`` (a Variable of block 0) to its program; return
+    ``[(parameter, gradient)]``.
 
-    ``parameter_list`` (names or Variables) only filters the returned pairs (default: every
-    trainable parameter); ``no_grad_set`` (names or Variables) adds to the stop_gradient
-    variables; ``callbacks`` are called as ``cb(block=..., context=...)`` after each gradient op.
-    ``checkpoints`` (Variables or names) turn on activation recompute (``autodiff/recompute.py``);
-    the return value stays a list either way (the reference returns a tuple with checkpoints).
+    ``parameter_list`` (names) only filters the returned pairs (default: every trainable
+    parameter); ``no_grad_set`` (a set of names) adds to the stop_gradient variables;
+    ``callbacks`` (a list of callables) are called as ``cb(block=..., context=...)`` after each
+    gradient op.  ``checkpoints`` (Variables or names, as ``recompute.checkpoint_names`` takes
+    them; checked before anything is appended) turn on activation recompute: the plain backward
+    is rewritten by ``passes/recompute.py``.  The return value is a list either way.
     """
-    api = "append_backward"
-    _check_variable(loss, "loss", api)
-    wanted = _name_collection(parameter_list, "parameter_list", api)
-    no_grad = set(_name_collection(no_grad_set, "no_grad_set", api) or ())
-    callbacks = _check_callbacks(callbacks)
     program = loss.block.program
     block = program.global_block()
     if loss.block is not block:
@@ -125,11 +80,17 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
         raise BackwardError(f"append_backward: no op of the program computes the loss {loss.name!r}")
     loss_op._set_attr(roles.ROLE_ATTR, int(OpRole.Forward | OpRole.Loss))
     program._appending_grad_times += 1
-    grads = Backward(block, [loss], None, None, no_grad, callbacks, checkpoints).build()
-    if wanted is None:
-        wanted = [p.name for p in block.all_parameters() if p.trainable]
+    callbacks = list(callbacks or ())
+    builder = Backward(block, [loss], None, None, no_grad_set or (), [] if checkpoints else callbacks)
+    grads = builder.build()
+    if checkpoints:
+        recompute.apply(program, checkpoints, builder.targets, builder.no_grad, builder.forward_of)
+        if callbacks:
+            _replay_callbacks(builder, callbacks)
+    if parameter_list is None:
+        parameter_list = [p.name for p in block.all_parameters() if p.trainable]
     pairs = []
-    for name in wanted:
+    for name in parameter_list:
         if not block.has_var(name):
             raise ValueError(f"append_backward: parameter_list names {name!r}, which is not a "
                              "variable of the loss's program")
@@ -141,20 +102,12 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
 
 
 def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
-    """Gradients of ``sum(targets)`` (each seeded by ones or by ``target_gradients``) with
-    respect to ``inputs``; one Variable per input, ``None`` where the targets do not depend on it.
+    """Gradients of ``sum(targets)`` (each seeded by ones or by its entry of
+    ``target_gradients``) with respect to ``inputs``; one Variable per input, ``None`` where the
+    targets do not depend on it.  ``targets``/``inputs``: lists of Variables;
+    ``target_gradients``: ``None`` or a list of Variables/``None``; ``no_grad_set``: names.
     """
-    api = "gradients"
-    targets = _variable_list(targets, "targets", api)
-    inputs = _variable_list(inputs, "inputs", api)
     if target_gradients is not None:
-        if not isinstance(target_gradients, (list, tuple)):
-            target_gradients = [target_gradients]
-        for g in target_gradients:
-            if g is not None and not isinstance(g, Variable):
-                raise TypeError("The type of 'target_gradients' in gradients must be a Variable or a "
-                                f"list of Variables (or None), but received {type(g).__name__}: {g!r}")
-        target_gradients = list(target_gradients)
         if len(target_gradients) != len(targets):
             raise ValueError(f"gradients: {len(targets)} targets but {len(target_gradients)} "
                              "target_gradients")
@@ -162,18 +115,15 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
             if g is not None and not compatible_shapes(g.shape, t.shape):
                 raise ValueError(f"gradients: target_gradient {g.name!r} has shape {list(g.shape)}, "
                                  f"but its target {t.name!r} has shape {list(t.shape)}")
-    no_grad = set(_name_collection(no_grad_set, "no_grad_set", api) or ())
     block = targets[0].block
     program = block.program
     for var in targets + inputs:
         if var.block.program is not program:
             raise ValueError(f"gradients: {var.name!r} belongs to another program than the targets")
     program._appending_grad_times += 1
-    grads = Backward(block, targets, target_gradients, [v.name for v in inputs], no_grad, []).build()
+    grads = Backward(block, targets, target_gradients, [v.name for v in inputs], no_grad_set or (),
+                     []).build()
     return [block.var(grads[v.name]) if v.name in grads else None for v in inputs]
-
-
-calc_gradient = gradients
 
 
 # --- the engine ----------------------------------------------------------------------------
@@ -191,7 +141,7 @@ def _is_float(var) -> bool:
 class Backward:
     """One backward construction (see the module docstring for the steps)."""
 
-    def __init__(self, block, targets, target_grads, sources, no_grad, callbacks, checkpoints=()):
+    def __init__(self, block, targets, target_grads, sources, no_grad, callbacks):
         self.block = block
         self.program = block.program
         self.targets = [t.name for t in targets]
@@ -199,14 +149,16 @@ class Backward:
         self.sources = None if sources is None else set(sources)
         self.no_grad = set(no_grad)
         self.callbacks = callbacks
-        self.checkpoints = list(checkpoints)
-        self.recompute = None   # a recompute.RecomputePlan when checkpoints are given
         self.prefix = "grad/" * max(self.program._appending_grad_times - 1, 0)
         self.grad_to_fwd = {}   # every gradient name handed out -> its forward name
         self.seed_names = {}    # target -> the name of its seed gradient (set in build)
+        self.appended = []      # the ops appended, in order (set in build)
+        self.forward_of = {}    # op.id of an appended op -> the forward op it came from
+        self.context = {}       # what callbacks get: gradient name -> forward name (set in build)
 
     # names ----------------------------------------------------------------------------------
-    def grad_of(self, name: str) -> str:
+    def grad_var_name(self, name: str) -> str:
+        """The name of forward variable ``name``'s gradient variable (recorded in grad_to_fwd)."""
         grad = self.seed_names.get(name) or self.prefix + names.grad_name(name)
         self.grad_to_fwd[grad] = name
         return grad
@@ -285,39 +237,34 @@ class Backward:
                 op = GradOp("fill_any_like", {"X": [name]}, {"Out": [out]},
                             {"value": 1.0, "dtype": "", roles.ROLE_ATTR: role})
             writer = _last_writer(self.block, name)
-            seeds.append((op, writer.callsite if writer is not None else None, "seed"))
+            seeds.append((op, writer.callsite if writer is not None else None, None))
             self.grad_to_fwd[out] = name
         return seeds
 
     def _grad_ops(self, path, needed, produced) -> list:
+        """``(desc, callsite, forward op)`` of the gradient ops of ``path``, last op first, each
+        preceded by the zero-fills of the gradients it reads that nothing produced."""
         described = []
-        emitted = set()
         for op in reversed(path):
-            segment = self.recompute.segment_of.get(id(op)) if self.recompute else None
-            if segment is not None and id(segment) not in emitted:
-                emitted.add(id(segment))
-                described.extend((copy, fwd.callsite, "copy") for copy, fwd in recompute.copy_ops(segment))
             rule = lookup(op.type).grad
             if rule is None:
                 reads = [n for n in op.input_arg_names if n in needed]
                 raise BackwardError(
                     f"{where(op.type, op.callsite)} has no gradient rule, but the gradient must flow "
                     f"through it to {reads}; mark its output stop_gradient=True or add it to no_grad_set")
-            for desc in rule(GradMaker.of(op, self.grad_of)):
+            for desc in rule(GradMaker.of(op, self.grad_var_name)):
                 outs = self._needed_outputs(desc, needed)
                 if not outs:
                     continue
                 desc.outputs = outs
-                if segment is not None:
-                    recompute.rename_data_reads(desc, segment)
                 for slot, names_ in desc.inputs.items():
                     for name in names_:
                         fwd = self.grad_to_fwd.get(name)
                         if fwd is not None and name not in produced:
                             described.append((GradOp("fill_any_like", {"X": [fwd]}, {"Out": [name]},
-                                                     {"value": 0.0, "dtype": ""}), op.callsite, "grad"))
+                                                     {"value": 0.0, "dtype": ""}), op.callsite, op))
                             produced.add(name)
-                described.append((desc, op.callsite, "grad"))
+                described.append((desc, op.callsite, op))
                 produced.update(n for ns in outs.values() for n in ns)
         return described
 
@@ -340,15 +287,15 @@ class Backward:
         first_writer = {}    # grad name -> (desc, slot, position)
         counters = defaultdict(int)
 
-        def flush(name, callsite):
-            final.append((GradOp("sum", {"X": partials[name]}, {"Out": [name]}, {}), callsite, "grad"))
+        def flush(name, callsite, origin):
+            final.append((GradOp("sum", {"X": partials[name]}, {"Out": [name]}, {}), callsite, origin))
             partials[name] = [name]
 
-        for desc, callsite, kind in described:
+        for desc, callsite, origin in described:
             for names_ in desc.inputs.values():
                 for name in names_:
                     if len(partials.get(name, ())) > 1:
-                        flush(name, callsite)
+                        flush(name, callsite, origin)
             for slot, names_ in desc.outputs.items():
                 for pos, name in enumerate(names_):
                     if name == EMPTY_VAR_NAME:
@@ -365,10 +312,10 @@ class Backward:
                     renamed = self._rename(name, counters)
                     names_[pos] = renamed
                     partials[name].append(renamed)
-            final.append((desc, callsite, kind))
+            final.append((desc, callsite, origin))
         for name, parts in partials.items():
             if len(parts) > 1:
-                flush(name, final[-1][1])
+                flush(name, final[-1][1], None)
         return final
 
     def _rename(self, name, counters) -> str:
@@ -378,15 +325,7 @@ class Backward:
         return renamed
 
     # putting it together ----------------------------------------------------------------------
-    def _plan_recompute(self) -> None:
-        plan = recompute.make_plan(self.block, self.targets, self.no_grad, self.checkpoints)
-        recompute.insert_seeds(self.block, plan)
-        recompute.create_recomputed_vars(self.block, plan)
-        self.recompute = plan
-
     def build(self) -> dict:
-        if self.checkpoints:
-            self._plan_recompute()
         ends = [i for i, op in enumerate(self.block.ops)
                 if any(t in op.output_arg_names for t in self.targets)]
         region = self.block.ops[: max(ends) + 1] if ends else []
@@ -398,23 +337,53 @@ class Backward:
         path, needed = self._path(region, requires)
         seeds = self._seed_ops(requires)
         produced = {op.outputs["Out"][0] for op, _, _ in seeds}
-        described = seeds + self._grad_ops(path, needed, produced)
-        final = self._accumulate(described)
-        if self.recompute is not None:
-            final = recompute.prune_copies(final, lambda item: item[2] == "copy")
-        context = {g: f for g, f in self.grad_to_fwd.items() if f is not None}
+        final = self._accumulate(seeds + self._grad_ops(path, needed, produced))
+        self.context = {g: f for g, f in self.grad_to_fwd.items() if f is not None}
         with self.program.role_guard(OpRole.Backward):
-            for desc, callsite, kind in final:
+            for desc, callsite, origin in final:
                 op = self.block.append_op(desc.type, desc.inputs, desc.outputs, desc.attrs,
                                           callsite=callsite)
-                if kind != "grad" or not self.callbacks:
-                    continue
-                context["__current_op_desc__"] = op.desc
-                for cb in self.callbacks:
-                    cb(block=self.block, context=context)
+                self.appended.append(op)
+                if origin is not None:
+                    self.forward_of[op.id] = origin
+                if self.callbacks and _is_gradient_op(op):
+                    self.call_back(self.callbacks, op)
         produced = {n for desc, _, _ in final for ns in desc.outputs.values() for n in ns}
         return {fwd: grad for grad, fwd in self.grad_to_fwd.items()
                 if grad in produced and fwd is not None and names.RENAME_MARK not in grad}
+
+    def call_back(self, callbacks, op) -> None:
+        """Call each callback as the reference does, with ``op`` as the current op."""
+        self.context["__current_op_desc__"] = op.desc
+        for cb in callbacks:
+            cb(block=self.block, context=self.context)
+
+
+def _is_gradient_op(op) -> bool:
+    """Whether an op the backward appended is a gradient op (callbacks are called for it): every
+    one except the seeds of the targets' gradients, whose role is Backward|Loss."""
+    return not op.role & OpRole.Loss
+
+
+def _replay_callbacks(builder, callbacks) -> None:
+    """Call ``callbacks`` for the builder's gradient ops after a transformation (recompute) has
+    rewritten the backward: the ops from the builder's first one on are taken off the block and
+    put back one at a time, so each callback sees the block as it was when its op was appended —
+    ops the transformation inserted (copies) included, but no callback is called for those.  (One
+    difference remains: the variables that later ops write are declared already.)"""
+    block = builder.block
+    if not builder.appended:
+        return
+    start = builder.appended[0].idx
+    tail = block.ops[start:]
+    del block.ops[start:]
+    gradient_ops = {op.id for op in builder.appended if _is_gradient_op(op)}
+    with block.program.role_guard(OpRole.Backward):   # as when the builder appended them
+        for op in tail:
+            block.ops.append(op)
+            if op.id in gradient_ops:
+                builder.call_back(callbacks, op)
+    block.program._bump()
 
 
 def _mark_role_vars(block, pairs) -> None:

@@ -13,7 +13,7 @@ from ..nn import initializer
 from ..nn.param_attr import ParamAttr
 from ..nn.static_layers import data
 from ..runtime import CPUPlace, CUDAPinnedPlace, CUDAPlace, Executor, Scope, global_scope, scope_guard
-from ..autodiff import gradients
+from .backward import gradients
 from . import backward, clip, core, dygraph, framework, layers, optimizer, regularizer
 from .dygraph import Embedding, Linear
 

@@ -1,4 +1,4 @@
 """``paddle.fluid.backward``."""
-from ..autodiff import append_backward, gradients
+from ..static.backward import append_backward, calc_gradient, gradients
 
-__all__ = ["append_backward", "gradients"]
+__all__ = ["append_backward", "calc_gradient", "gradients"]

@@ -28,7 +28,6 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..autodiff import append_backward
 from ..core import context, names
 from ..core.dtypes import convert_dtype
 from ..core.roles import OpRole
@@ -426,3 +425,12 @@ def _first_given(*values):
         if value is not None:
             return value
     return None
+
+
+def append_backward(loss, parameter_list, no_grad_set, callbacks, checkpoints=None) -> list:
+    """``paddle.static.append_backward``: the facade, which checks the user's arguments as the
+    reference does.  Imported on use: the ``headrace.static`` package imports ``nn``, which imports
+    this package."""
+    from ..static.backward import append_backward as facade
+
+    return facade(loss, parameter_list, no_grad_set, callbacks, checkpoints=checkpoints)

@@ -1,17 +1,17 @@
 """``RecomputeOptimizer``: an optimizer wrapper whose backward recomputes activations.
 
-It appends the backward with the checkpoints set by ``_set_checkpoints`` (``append_backward(...,
-checkpoints=...)``, see ``autodiff/recompute.py``) and leaves everything else — learning rate,
-accumulators, update ops — to the wrapped optimizer.  Static mode only, as in the reference.
+It appends the backward with the checkpoints set by ``_set_checkpoints``
+(``append_backward(..., checkpoints=...)``: the plain backward, then the recompute pass
+``passes/recompute.py``) and leaves everything else — learning rate, accumulators, update ops —
+to the wrapped optimizer.  Static mode only, as in the reference.
 """
 from __future__ import annotations
 
 import logging
 
-from ..autodiff.backward import append_backward
 from ..core import context
 from ..core.variable import Variable
-from .optimizer import Optimizer
+from .optimizer import Optimizer, append_backward
 
 log = logging.getLogger("headrace.recompute")
 

@@ -1,10 +1,14 @@
 """Program transformations, one module each (see docs/architecture.md), and the pass manager.
 
-Every pass is ``apply(program, ctx) -> program``: it edits the Program it is given (the pipeline
-hands it a private copy) and returns it.  ``PASSES`` maps a pass name to its function;
+Every pipeline pass is ``apply(program, ctx) -> program``: it edits the Program it is given (the
+pipeline hands it a private copy) and returns it.  ``PASSES`` maps a pass name to its function;
 ``passes/strategy.py`` maps ``BuildStrategy`` flags to ordered pass names.  ``run_passes`` runs a
 list of names, checks the program with ``verify.check_program`` after each one, and on failure
 raises ``PassError`` naming the pass that broke it.
+
+``recompute.py`` is a Program transformation outside that pipeline: ``append_backward(loss,
+checkpoints=...)`` applies it to the user's program right after the plain backward (it takes the
+checkpoints and the backward's record, not a ``PassContext``).
 """
 from __future__ import annotations
 

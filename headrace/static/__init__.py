@@ -1,5 +1,5 @@
 """``paddle.static``: building and running static programs."""
-from ..autodiff import append_backward, gradients
+from .backward import append_backward, gradients
 from ..core.context import default_main_program, default_startup_program, name_scope, program_guard
 from ..core.program import Block, Program
 from ..core.variable import Parameter, Variable

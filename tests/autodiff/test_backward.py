@@ -6,7 +6,8 @@ import pytest
 import headrace as paddle
 import headrace.fluid as fluid
 import headrace.static as static
-from headrace.autodiff import BackwardError, append_backward, gradients
+from headrace.autodiff import BackwardError
+from headrace.static import append_backward, gradients
 from headrace.core.context import default_main_program, default_startup_program
 from headrace.core.roles import OpRole
 from headrace.ops.apply import apply_op_single

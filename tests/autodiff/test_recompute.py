@@ -3,7 +3,7 @@
 Equality tests train the same network, from the same initial values on the same batches, with
 and without checkpoints, and compare losses, every gradient and every persistable value after
 the updates bit for bit (``np.array_equal``).  Structure tests check the segments, renames,
-seed ops, pruning and logs against the semantics in ``autodiff/recompute.py``.
+seed ops, pruning and logs against the semantics in ``passes/recompute.py``.
 """
 import logging
 
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import headrace as paddle
 import headrace.fluid as fluid
 import headrace.static as static
-from headrace.autodiff import recompute
+from headrace.passes import recompute
 from headrace.autodiff.backward import append_backward
 from headrace.core import names
 from headrace.core.program import Program
@@ -355,6 +355,59 @@ def test_callbacks_see_gradient_ops_only():
     append_backward(loss, checkpoints=[outs[1], outs[3]],
                     callbacks=[lambda block, context: seen.append(context["__current_op_desc__"].type())])
     assert seen and all(t.endswith("_grad") or t == "sum" for t in seen)
+
+
+def test_callbacks_with_checkpoints_see_the_block_as_when_their_op_was_appended():
+    """The pass runs after the plain backward; callbacks still see their op as the block's last,
+    the copies before it already in place, and ops they append land right after it (role
+    Backward), as without checkpoints."""
+    _, outs, loss = _fc_chain(layers=4)
+    seen = []
+
+    def callback(block, context):
+        op = context["__current_op_desc__"].op
+        copies = sum(any(".subprog_" in n for n in o.output_arg_names) for o in block.ops)
+        seen.append((block.ops[-1] is op, copies))
+        if op.type == "relu_grad":
+            block.append_op("scale", {"X": op.output("X@GRAD")}, {"Out": op.output("X@GRAD")})
+
+    append_backward(loss, checkpoints=[outs[1], outs[3]], callbacks=[callback])
+    assert all(last for last, _ in seen)
+    counts = [c for _, c in seen]
+    assert counts == sorted(counts) and counts[0] == 0 and counts[-1] > 0
+    ops = loss.block.ops
+    scales = [i for i, op in enumerate(ops) if op.type == "scale" and op.attrs["op_role"] == 1]
+    assert len(scales) == 4 and all(ops[i - 1].type == "relu_grad" for i in scales)
+
+
+@pytest.mark.parametrize("net,picked", [(mlp_with_dropout(), ["drop0", "relu2"]),
+                                        (transformer_block, ["probs", "attn"]),
+                                        (conv_bn_net, ["conv0", "bn1"])])
+def test_the_pass_changes_only_what_its_contract_names(net, picked):
+    """Without the seed ops, the copies and the ``.subprog_`` renames, a recompute program is the
+    plain one: same ops, order, slots and attributes."""
+    def program(checkpoints):
+        main = Program()
+        main.random_seed = 3
+        with static.program_guard(main, Program()), names.guard():
+            loss, named = net()
+            append_backward(loss, checkpoints=checkpoints(named))
+        return main
+
+    def normalized(main):
+        out = []
+        for op in main.global_block().ops:
+            if op.type == "seed" or any(".subprog_" in n for n in op.output_arg_names):
+                continue
+            ins = {slot: [n.split(".subprog_")[0] for n in ns] for slot, ns in op.inputs.items()
+                   if slot != "Seed"}
+            out.append((op.type, ins, op.outputs, op.attrs, op.callsite))
+        return out
+
+    plain = program(lambda named: None)
+    rec = program(lambda named: [named[k] for k in picked])
+    assert any(".subprog_" in n for op in rec.global_block().ops for n in op.output_arg_names)
+    assert normalized(rec) == normalized(plain)
 
 
 def test_recompute_lowers_the_executor_peak():

@@ -1,13 +1,31 @@
 """Activation recompute: checkpoints -> segments -> forward ops re-run inside the backward.
 
+A Program transformation of its own, applied by ``append_backward(loss, checkpoints=...)`` right
+after the plain backward (not by the BuildStrategy pipeline: it needs the backward's targets and
+record, and it edits the user's program when it is built).
+
 Contract
 --------
-Input: block 0 of a Program, the backward's targets and no-grad names, and the user's
-checkpoints.  Output: a ``RecomputePlan`` that the backward engine (``backward.py``) consults
-while it emits gradient ops.  The plan's only edit to the forward program is a ``seed`` op in
-front of each random op that will be recomputed (wired to its ``Seed`` input), so the forward op
-and its recomputed copy draw the same numbers while the random stream advances exactly as it
-would without recompute.  Results are therefore bit-identical to training without checkpoints.
+Input: a Program whose block 0 holds a forward and, after it, the plain backward that
+``autodiff/backward.py`` appended for ``targets`` (with ``no_grad``); ``forward_of``, the
+backward's record mapping ``op.id`` of each gradient op it appended to the forward op it came
+from (the rule's ops, the zero-fills they need, the sums placed in front of them); and the
+checkpoints (Variables or names of the program).  Output: the same Program, rewritten in place
+so the backward recomputes the variables between checkpoints instead of reading the forward's:
+
+- a ``seed`` op in front of each random op that will be recomputed, wired to its ``Seed``
+  input (the only edit to the forward), so the forward op and its recomputed copy draw the same
+  numbers while the random stream advances exactly as it would without recompute;
+- a variable ``name.subprog_<i>`` for each freed variable, declared like the original (these
+  and the seed outputs are declared after the backward's variables);
+- each segment's forward copies (role Backward, writing ``name.subprog_<i>``) right before the
+  segment's first gradient op, without the copies nobody reads;
+- the segment's gradient ops reading the recomputed names where they need data.
+
+Gradient names, the gradient ops and their order are unchanged, so results are bit-identical to
+training without checkpoints.  Gradient ops are not rebuilt: they keep what they took from their
+forward op before its seed was wired (the ``dropout`` rule takes neither the ``Seed`` input nor
+the ``seed``/``fix_seed`` attributes that ``insert_seeds`` resets on the forward op).
 
 Semantics (the reference system's, measured in ``shared/reference/paddle_behaviour.md`` §2)
 ------------------------------------------------------------------------------------------
@@ -37,8 +55,20 @@ Semantics (the reference system's, measured in ``shared/reference/paddle_behavio
 6. Beyond the reference: gradient ops read a freed variable's *recomputed* copy only where they
    need its data; where they read only its shape (``no_need_buffer`` slots) they keep the
    forward name, whose buffer the executor has already reduced to a shape placeholder.  And a
-   copy whose outputs no later op reads is not emitted at all (``prune_copies``), so e.g. the
-   last layer of a segment, whose activation is the checkpoint, is not recomputed.
+   copy whose outputs no later op reads is not inserted at all, so e.g. the last layer of a
+   segment, whose activation is the checkpoint, is not recomputed.
+
+Algorithm (``apply``)
+---------------------
+1. ``checkpoint_names``: the checkpoints as names of the program, de-duplicated.
+2. ``make_plan``: forward path, kept checkpoints, segments and renames (semantics 1-4; logged).
+3. ``insert_seeds`` and ``create_recomputed_vars``.
+4. A segment's gradient ops are the block's ops whose ``forward_of`` entry is one of the
+   segment's forward ops; their data reads are renamed (``rename_data_reads``), and the first of
+   them in block order is where the segment's copies go.
+5. ``copy_ops`` per segment; walking the block from its end, with each segment's copies in
+   front of their place, a copy output no later op reads becomes ``@EMPTY@`` and a copy left
+   with none is dropped; the rest are inserted, role Backward, with their forward op's callsite.
 """
 from __future__ import annotations
 
@@ -49,6 +79,7 @@ from dataclasses import dataclass, field
 from ..core import names, roles
 from ..core.errors import HeadraceError
 from ..core.names import EMPTY_VAR_NAME
+from ..core.roles import OpRole
 from ..core.variable import Parameter, Variable
 from ..ops.gradrule import NO_GRADIENT, GradOp
 from ..ops.registry import lookup
@@ -266,26 +297,57 @@ def copy_ops(seg) -> list:
     return copies
 
 
-def rename_data_reads(desc, seg) -> None:
+def rename_data_reads(op, seg) -> None:
     """Point a gradient op of the segment at recomputed values, except in shape-only slots."""
-    shape_only = lookup(desc.type).no_need_buffer
-    for slot, ns in desc.inputs.items():
+    shape_only = lookup(op.type).no_need_buffer
+    for slot, ns in op.inputs.items():
         if slot not in shape_only:
-            desc.inputs[slot] = [seg.rename.get(n, n) for n in ns]
+            op.inputs[slot] = [seg.rename.get(n, n) for n in ns]
 
 
-def prune_copies(described, is_copy) -> list:
-    """Drop recomputed outputs no later op reads (``@EMPTY@``) and copies left with none."""
-    live, kept = set(), []
-    for item in reversed(described):
-        desc = item[0]
-        if is_copy(item):
-            outs = {slot: [n if n in live else EMPTY_VAR_NAME for n in ns] for slot, ns in desc.outputs.items()}
+def apply(program, checkpoints, targets, no_grad, forward_of):
+    """Rewrite ``program`` (which has its plain backward) for ``checkpoints``; see the module
+    docstring.  ``targets``/``no_grad``: the backward's names; ``forward_of``: its record,
+    gradient ``op.id`` -> forward op.  Returns ``program``."""
+    block = program.global_block()
+    plan = make_plan(block, targets, no_grad, checkpoint_names(block, checkpoints))
+    insert_seeds(block, plan)
+    create_recomputed_vars(block, plan)
+    places = {}    # Segment -> its first gradient op
+    for op in block.ops:
+        fwd = forward_of.get(op.id)
+        seg = plan.segment_of.get(id(fwd)) if fwd is not None else None
+        if seg is None:
+            continue
+        places.setdefault(seg, op)
+        rename_data_reads(op, seg)
+        op._touch()
+    copies = _live_copies(block, {id(op): seg for seg, op in places.items()})
+    with program.role_guard(OpRole.Backward):
+        for seg, place in places.items():
+            index = place.idx
+            for k, (copy, fwd) in enumerate(copies[seg]):
+                block._insert_op(index + k, copy.type, copy.inputs, copy.outputs, copy.attrs,
+                                 callsite=fwd.callsite)
+    return program
+
+
+def _live_copies(block, segment_at) -> dict:
+    """Segment -> its copies that some later op reads (``segment_at``: id of the op the segment's
+    copies go in front of -> Segment); outputs nobody reads later are ``@EMPTY@``."""
+    live, kept = set(), {}
+    for op in reversed(block.ops):
+        live.update(op.input_arg_names)
+        seg = segment_at.get(id(op))
+        if seg is None:
+            continue
+        kept[seg] = []
+        for copy, fwd in reversed(copy_ops(seg)):
+            outs = {slot: [n if n in live else EMPTY_VAR_NAME for n in ns] for slot, ns in copy.outputs.items()}
             if all(n == EMPTY_VAR_NAME for ns in outs.values() for n in ns):
                 continue
-            desc.outputs = outs
-        for ns in desc.inputs.values():
-            live.update(ns)
-        kept.append(item)
-    kept.reverse()
+            copy.outputs = outs
+            live.update(n for ns in copy.inputs.values() for n in ns)
+            kept[seg].append((copy, fwd))
+        kept[seg].reverse()
     return kept
