@@ -286,7 +286,7 @@ def create_recomputed_vars(block, plan) -> None:
 def copy_ops(seg) -> list:
     """The segment's forward ops as ops that write the recomputed names (see module docstring)."""
     copies = []
-    skip = (roles.ROLE_ATTR, roles.ROLE_VAR_ATTR)
+    skip = (roles.ROLE_ATTR, roles.ROLE_VAR_ATTR, roles.BUFFER_ATTR)
     for op in seg.ops:
         outs = {slot: [seg.rename.get(n, EMPTY_VAR_NAME) for n in ns] for slot, ns in op.outputs.items()}
         if all(n == EMPTY_VAR_NAME for ns in outs.values() for n in ns):
@@ -311,8 +311,10 @@ def apply(program, checkpoints, targets, no_grad, forward_of):
     gradient ``op.id`` -> forward op.  Returns ``program``."""
     block = program.global_block()
     plan = make_plan(block, targets, no_grad, checkpoint_names(block, checkpoints))
+    declared = set(block.vars)
     insert_seeds(block, plan)
     create_recomputed_vars(block, plan)
+    _declare_before_backward(block, [n for n in block.vars if n not in declared])
     places = {}    # Segment -> its first gradient op
     for op in block.ops:
         fwd = forward_of.get(op.id)
@@ -330,6 +332,19 @@ def apply(program, checkpoints, targets, no_grad, forward_of):
                 block._insert_op(index + k, copy.type, copy.inputs, copy.outputs, copy.attrs,
                                  callsite=fwd.callsite)
     return program
+
+
+def _declare_before_backward(block, new) -> None:
+    """Move the variables the pass declared (``new``) in front of the backward's own variables,
+    so the program lists forward, recompute, then gradient variables (as a backward built with
+    the plan in hand declares them)."""
+    written = {n for op in block.ops if roles.is_backward(op.attrs.get(roles.ROLE_ATTR, 0))
+               for n in op.output_arg_names}
+    moved = set(new)
+    rest = [name for name in block.vars if name not in moved]
+    cut = next((i for i, name in enumerate(rest) if name in written), len(rest))
+    order = rest[:cut] + list(new) + rest[cut:]
+    block.vars = {name: block.vars[name] for name in order}
 
 
 def _live_copies(block, segment_at) -> dict:

@@ -294,6 +294,16 @@ def test_dropout_gets_a_seed_op_and_its_recomputed_mask_equals_the_forward_mask(
     assert 0 < fetched[0].mean() < 1
 
 
+def test_the_program_declares_forward_then_recompute_then_gradient_variables():
+    x, outs, loss = _fc_chain(layers=3, dropout=True)
+    main = loss.block.program
+    append_backward(loss, checkpoints=[outs[0], outs[1]])
+    kinds = ["grad" if "@GRAD" in v.name else "recompute" if ".subprog_" in v.name or v.name.startswith("seed")
+             else "forward" for v in main.list_vars()]
+    assert "recompute" in kinds and "grad" in kinds
+    assert kinds == sorted(kinds, key=["forward", "recompute", "grad"].index)
+
+
 def test_checkpoints_are_deduplicated_sorted_and_filtered(caplog):
     x, outs, loss = _fc_chain(layers=3)
     stray = paddle.scale(x, 2.0)   # not on the path to the loss
