@@ -66,16 +66,16 @@ def _wrapper_class(cls):
         try:
             wrapper = type(f"KernelError[{cls.__name__}]", (KernelError, cls),
                            {"__module__": __name__, "__str__": lambda self: str(self.args[0]) if self.args else "",
-                            "__reduce__": lambda self: (_rebuild_wrapped, (cls, self.args[0], self.headrace_op))})
+                            "__reduce__": lambda self: (_rebuild_wrapped, (cls, self.args[0], _state(self)))})
         except TypeError:   # e.g. OSError's instance layout does not combine with RuntimeError's
             wrapper = KernelError
         _WRAPPERS[cls] = wrapper
     return wrapper
 
 
-def _rebuild_wrapped(cls, message, op):
+def _rebuild_wrapped(cls, message, state):
     exc = _make(_wrapper_class(cls), message)
-    exc.headrace_op = op
+    _set_state(exc, state)
     return exc
 
 
@@ -84,6 +84,27 @@ def _make(cls, message):
         return cls(message)
     except TypeError:     # an exception type whose constructor wants other arguments
         return KernelError(message)
+
+
+def _state(exc) -> dict:
+    """An exception's attributes (an AxisError's ``axis``, a JSONDecodeError's ``pos``, ...): its
+    ``__dict__`` and any ``__slots__`` its classes declare."""
+    state = {}
+    for cls in type(exc).__mro__:
+        slots = getattr(cls, "__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__") and hasattr(exc, name):
+                state[name] = getattr(exc, name)
+    state.update(getattr(exc, "__dict__", {}))
+    return state
+
+
+def _set_state(exc, state) -> None:
+    for name, value in state.items():
+        try:
+            setattr(exc, name, value)
+        except (AttributeError, TypeError):
+            pass
 
 
 def is_wrapped(exc) -> bool:
@@ -100,6 +121,8 @@ def wrap_kernel_error(exc: BaseException, op_type: str, callsite, detail: str = 
     if detail:
         message += "\n" + detail
     wrapped = _make(_wrapper_class(type(exc)), message)
+    if type(wrapped) is not KernelError:
+        _set_state(wrapped, _state(exc))
     wrapped.headrace_op = (op_type, callsite)
     return wrapped
 

@@ -17,7 +17,8 @@ from ..core.errors import HeadraceError, SlotError, where
 from ..core.names import EMPTY_VAR_NAME, grad_name
 from ..ops.gradrule import NO_GRADIENT, GradMaker
 from ..ops.registry import InferContext, Meta, lookup, resolve_attrs
-from ..ops.step import Step
+from ..ops.kernel import KernelContext
+from ..ops.step import CHECK_KERNELS, Step
 from . import tape
 from .tensor import Tensor
 
@@ -83,8 +84,8 @@ def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
     inferred = _infer(op_type, opdef, infer_ins, attrs)
     given = {slot: list(_as_items(v)) for slot, v in (outputs or {}).items()}
     wanted = [s.name for s in opdef.outputs if s.name in given or not s.optional]
-    step, expected = _step(op_type, opdef, attrs, inputs or {}, given, wanted, inferred)
-    outs = step.call(kernel_ins, None, expected.get)
+    step, expect = _step(op_type, opdef, attrs, inputs or {}, given, wanted, inferred)
+    outs = step.call(kernel_ins, None, expect)
     requires = (tape.grad_enabled and opdef.grad is not NO_GRADIENT
                 and any(not t.stop_gradient for _, _, t in in_tensors))
     result, out_arrays = {}, []
@@ -114,10 +115,20 @@ def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
     return result
 
 
+_CONTEXTS: dict = {}   # (op type, wanted slots) -> the KernelContext (no buffers, no generator)
+
+
 def _step(op_type, opdef, attrs, inputs, given, wanted, inferred):
-    """The op as a ``Step`` whose names identify Tensors (a Tensor passed as an output that is
-    also an input keeps one name, as a static variable would), and each output's expected
-    ``(shape, dtype)`` for check mode."""
+    """The op as a ``Step``, and what check mode expects of its outputs.  Outside check mode the
+    step carries no names (errors describe inputs by slot); in check mode names identify Tensors
+    (a Tensor passed as an output that is also an input keeps one name, as a static variable
+    would) and ``expect`` gives each output's ``(shape, dtype)`` from ``infer``."""
+    key = (op_type, tuple(wanted))
+    ctx = _CONTEXTS.get(key)
+    if ctx is None:
+        ctx = _CONTEXTS[key] = KernelContext(frozenset(wanted))
+    if not CHECK_KERNELS:
+        return Step(opdef, op_type, user_callsite, None, None, attrs, ctx=ctx), None
     ins = []
     for slot, value in inputs.items():
         items = _as_items(value)
@@ -131,7 +142,7 @@ def _step(op_type, opdef, attrs, inputs, given, wanted, inferred):
             tuple(f"{slot}:{k}" for k in range(len(metas)))
         outs.append((slot, names, opdef.output_slot(slot).many))
         expected.update((name, (shape, dtype.numpy)) for name, (shape, dtype) in zip(names, metas))
-    return Step(opdef, op_type, user_callsite, tuple(ins), tuple(outs), attrs), expected
+    return Step(opdef, op_type, user_callsite, tuple(ins), tuple(outs), attrs, ctx=ctx), expected.get
 
 
 # --- recording ------------------------------------------------------------------------------------

@@ -177,7 +177,10 @@ register(
     attrs=dict(_BN_ATTRS),
     infer=_bn_infer,
     kernel=_sync_bn_kernel,
-    grad=Gradient(bn_grad_kernel(_global_batch_means), inputs=("X", "Scale"), outputs=("SavedMean", "SavedVariance"), output_grads=("Y",), input_grads=("X", "Scale", "Bias"), like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Scale"}),
+    grad=Gradient(bn_grad_kernel(_global_batch_means), inputs=("X", "Scale"),
+                  outputs=("SavedMean", "SavedVariance"), output_grads=("Y",),
+                  input_grads=("X", "Scale", "Bias"),
+                  like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Scale"}),
     inplace={"MeanOut": "Mean", "VarianceOut": "Variance"},
     doc="batch_norm with batch statistics over every place of the group (the global batch)",
 )

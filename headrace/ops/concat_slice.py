@@ -221,7 +221,8 @@ register(
     attrs={"axes": REQUIRED, "starts": REQUIRED, "ends": REQUIRED, "decrease_axis": [], "infer_flags": []},
     infer=_slice_infer,
     kernel=_slice_kernel,
-    grad=Gradient(_slice_grad_kernel, inputs=("Input",), input_grads=("Input",), like={grad_slot("Input"): "Input"}, no_need_buffer=["Input"]),
+    grad=Gradient(_slice_grad_kernel, inputs=("Input",), input_grads=("Input",),
+                  like={grad_slot("Input"): "Input"}, no_need_buffer=["Input"]),
     doc="Out = Input[starts[i]:ends[i]] along each axes[i] (Python slice rules, a view); "
         "the dims in decrease_axis (length 1) are removed",
 )

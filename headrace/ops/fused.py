@@ -126,7 +126,10 @@ register(
     infer=_fused_infer,
     kernel=_fused_kernel,
     buffers=True,
-    grad=Gradient(_fused_grad_kernel, inputs=("X", "Y"), outputs=("Out", "IntermediateOut"), input_grads=("X", "Y"), like={grad_slot("X"): "X", grad_slot("Y"): "Y"}, no_need_buffer=("X", "Y"), inplace={grad_slot("X"): grad_slot("Out")}, views={grad_slot("X"): grad_slot("Out"), grad_slot("Y"): grad_slot("Out")}, buffers=True),
+    grad=Gradient(_fused_grad_kernel, inputs=("X", "Y"), outputs=("Out", "IntermediateOut"),
+                  input_grads=("X", "Y"),
+                  optional=("Out",), no_need_buffer=("X", "Y"), inplace={grad_slot("X"): grad_slot("Out")},
+                  views={grad_slot("X"): grad_slot("Out"), grad_slot("Y"): grad_slot("Out")}, buffers=True),
     inplace={"Out": "X"},
     doc="act(X + Y) or X + act(Y) in one op (see the module docstring)",
 )
@@ -160,7 +163,8 @@ register(
     attrs=dict(lookup(_DW).attrs),
     infer=lookup(_DW).infer,
     kernel=_fused_dw_kernel,
-    grad=Gradient(_fused_dw_grad_kernel, inputs=("Input", "Filter"), output_grads=("Output",), input_grads=("Input", "Filter"), like={grad_slot("Input"): "Input", grad_slot("Filter"): "Filter"}),
+    grad=Gradient(_fused_dw_grad_kernel, inputs=("Input", "Filter"), output_grads=("Output",),
+                  input_grads=("Input", "Filter")),
     doc="Output = depthwise_conv2d(relu(Input), Filter); the relu output is never stored",
 )
 

@@ -132,7 +132,9 @@ class Gradient:
     ``output_grads``, and writes the gradients of ``input_grads`` (``S@GRAD`` slots).  It keeps
     the forward op's attributes (``attrs=True``), only the named ones (a tuple) or none
     (``False``).  Its shape inference is ``infer``, or ``like`` (output slot -> input slot it
-    takes shape and dtype from), by default each input gradient like its forward input.
+    takes shape and dtype from), by default each input gradient like its forward input.  A read
+    forward slot is required in the gradient op when it is required in the forward op, unless
+    named in ``optional`` (a rewrite such as a fusion may build the gradient op without it).
     """
 
     kernel: Callable
@@ -147,6 +149,7 @@ class Gradient:
     inplace: dict | None = None
     views: dict | None = None
     buffers: bool = False
+    optional: tuple = ()          # forward slots read that the gradient op may go without
     type: str | None = None       # default: "<forward type>_grad"
     doc: str = ""
 

@@ -33,17 +33,16 @@ class KernelContext:
     def __init__(self, wanted=frozenset(), out=None, rng=None):
         self.wanted = wanted
         self.out = out if out is not None else _NO_BUFFERS
-        self._rng = rng   # a numpy Generator, a callable returning one, or None
+        self._rng = rng   # the numpy Generator of this call (random ops), else None
 
     def wants(self, slot: str) -> bool:
         return slot in self.wanted
 
     @property
     def rng(self) -> np.random.Generator:
-        source = self._rng
-        if source is None:
+        if self._rng is None:
             raise RuntimeError("this kernel draws random numbers but its op is not registered random=True")
-        return source if isinstance(source, np.random.Generator) else source()
+        return self._rng
 
     def buffer(self, slot: str, shape, dtype):
         """The buffer handed for ``slot`` if it has exactly this shape and dtype and is C-contiguous
@@ -57,10 +56,6 @@ class KernelContext:
     def buffer_like(self, slot: str, like):
         """``buffer(slot, like.shape, like.dtype)``."""
         return self.buffer(slot, like.shape, like.dtype) if self.out else None
-
-    def with_buffers(self, out: dict) -> "KernelContext":
-        """This context with ``out`` handed as buffers (the executor's per-run copy)."""
-        return KernelContext(self.wanted, out, self._rng)
 
 
 def store(value, buf):

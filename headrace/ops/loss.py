@@ -155,7 +155,8 @@ register(
     attrs={"soft_label": False, "ignore_index": -100},
     infer=_cross_entropy_infer,
     kernel=_cross_entropy_kernel,
-    grad=Gradient(_cross_entropy_grad_kernel, inputs=("X", "Label"), output_grads=("Y",), input_grads=("X",), like={grad_slot("X"): "X"}),
+    grad=Gradient(_cross_entropy_grad_kernel, inputs=("X", "Label"), output_grads=("Y",), input_grads=("X",),
+                  like={grad_slot("X"): "X"}),
     doc="Y = -log(X[..., Label]) for hard labels (0 where Label == ignore_index), or "
         "-sum(Label * log(X), -1) for soft labels; X holds probabilities [..., D], Y is [..., 1]",
 )
@@ -236,7 +237,9 @@ register(
     infer=_swce_infer,
     kernel=_swce_kernel,
     buffers=True,
-    grad=Gradient(_swce_grad_kernel, inputs=("Label",), outputs=("Softmax",), output_grads=("Loss",), input_grads=("Logits",), like={grad_slot("Logits"): "Softmax"}, inplace={grad_slot("Logits"): "Softmax"}, buffers=True),
+    grad=Gradient(_swce_grad_kernel, inputs=("Label",), outputs=("Softmax",), output_grads=("Loss",),
+                  input_grads=("Logits",), like={grad_slot("Logits"): "Softmax"},
+                  inplace={grad_slot("Logits"): "Softmax"}, buffers=True),
     inplace={"Softmax": "Logits"},
     doc="Softmax = softmax(Logits) along `axis`; Loss = cross entropy of Softmax and Label, computed "
         "from log-sum-exp (always numerically stable: `numeric_stable_mode` is accepted for "

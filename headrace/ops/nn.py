@@ -95,7 +95,9 @@ register(
     infer=_dropout_infer,
     kernel=_dropout_kernel,
     random=True,
-    grad=Gradient(_dropout_grad_kernel, inputs=(), outputs=("Mask",), input_grads=("X",), attrs=("dropout_prob", "is_test", "dropout_implementation"), like={grad_slot("X"): grad_slot("Out")}, views={grad_slot("X"): grad_slot("Out")}),
+    grad=Gradient(_dropout_grad_kernel, inputs=(), outputs=("Mask",), input_grads=("X",),
+                  attrs=("dropout_prob", "is_test", "dropout_implementation"),
+                  like={grad_slot("X"): grad_slot("Out")}, views={grad_slot("X"): grad_slot("Out")}),
     doc="Out = X * Mask (upscale_in_train: / (1 - p)); Mask drops each element with probability p. "
         "In test mode Out = X * (1 - p) (downgrade_in_infer) or X (upscale_in_train)",
 )

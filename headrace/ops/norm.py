@@ -173,7 +173,10 @@ register(
     attrs=dict(_BN_ATTRS),
     infer=_bn_infer,
     kernel=_bn_kernel,
-    grad=Gradient(bn_grad_kernel(local_batch_means), inputs=("X", "Scale"), outputs=("SavedMean", "SavedVariance"), output_grads=("Y",), input_grads=("X", "Scale", "Bias"), like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Scale"}),
+    grad=Gradient(bn_grad_kernel(local_batch_means), inputs=("X", "Scale"),
+                  outputs=("SavedMean", "SavedVariance"), output_grads=("Y",),
+                  input_grads=("X", "Scale", "Bias"),
+                  like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Scale"}),
     inplace={"MeanOut": "Mean", "VarianceOut": "Variance"},
     doc="Y = (X - mean) / sqrt(var + eps) * Scale + Bias per channel; batch statistics in training "
         "(running Mean/Variance updated with momentum), Mean/Variance in test mode",
@@ -254,7 +257,10 @@ register(
     attrs={"begin_norm_axis": 1, "epsilon": 1e-5},
     infer=_ln_infer,
     kernel=_ln_kernel,
-    grad=Gradient(_ln_grad_kernel, inputs=("X", "Scale", "Bias"), outputs=("Mean", "Variance"), output_grads=("Y",), input_grads=("X", "Scale", "Bias"), like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Bias"}, no_need_buffer=["Bias"]),
+    grad=Gradient(_ln_grad_kernel, inputs=("X", "Scale", "Bias"), outputs=("Mean", "Variance"),
+                  output_grads=("Y",), input_grads=("X", "Scale", "Bias"),
+                  like={grad_slot("X"): "X", grad_slot("Scale"): "Scale", grad_slot("Bias"): "Bias"},
+                  no_need_buffer=["Bias"]),
     doc="Y = (X - mean) / sqrt(var + eps) * Scale + Bias, statistics over dims [begin_norm_axis, rank)",
 )
 

@@ -151,7 +151,8 @@ for _type, (_compute, _allowed, _doc) in _REDUCTIONS.items():
         attrs=dict(_REDUCE_ATTRS),
         infer=_infer_reduce(_allowed),
         kernel=_reduce_kernel(_compute),
-        grad=Gradient(_kernel, inputs=("X",), outputs=_extra, like={X_GRAD: "X"}, no_need_buffer=_shape_only, views={X_GRAD: OUT_GRAD}),
+        grad=Gradient(_kernel, inputs=("X",), outputs=_extra, like={X_GRAD: "X"}, no_need_buffer=_shape_only,
+                      views={X_GRAD: OUT_GRAD}),
         doc=_doc + "; reduce_all=True or an empty `dim` reduces every axis, keep_dim keeps them as 1",
     )
 

@@ -12,6 +12,7 @@ computes into buffers handed through ``ctx``).
 from __future__ import annotations
 
 import copy
+import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -87,6 +88,7 @@ def register(type: str, *, inputs, outputs, infer, kernel, attrs=None, grad=None
     is an error (one op, one place)."""
     if type in _REGISTRY:
         raise ValueError(f"op `{type}` is registered twice")
+    _check_kernel_signature(type, kernel)
     opdef = OpDef(type=type, inputs=_slots(inputs), outputs=_slots(outputs), attrs=dict(attrs or {}),
                   infer=infer, kernel=kernel, grad=grad, inplace=dict(inplace or {}),
                   no_need_buffer=frozenset(no_need_buffer), random=random, buffers=buffers,
@@ -106,6 +108,21 @@ def register(type: str, *, inputs, outputs, infer, kernel, attrs=None, grad=None
     return opdef
 
 
+def _check_kernel_signature(type: str, kernel) -> None:
+    """Every kernel is ``kernel(ins, attrs, ctx)`` (ops/kernel.py): caught here, not at run time."""
+    try:
+        params = list(inspect.signature(kernel).parameters.values())
+    except (TypeError, ValueError):   # a callable inspect cannot read: trust it
+        return
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in params if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    varargs = any(p.kind is p.VAR_POSITIONAL for p in params)
+    if not (len(required) <= 3 and (len(positional) >= 3 or varargs)):
+        names = ", ".join(p.name for p in params)
+        raise TypeError(f"op `{type}`: a kernel is kernel(ins, attrs, ctx) (see headrace/ops/kernel.py), "
+                        f"got {getattr(kernel, '__name__', kernel)}({names})")
+
+
 def _register_gradient(fwd: OpDef, grad_type: str, spec: Gradient) -> OpDef:
     """Register the gradient op a ``Gradient`` declares: its slots are the forward slots it reads,
     ``S@GRAD`` for each output gradient it reads and, optional, for each input gradient it writes;
@@ -117,6 +134,7 @@ def _register_gradient(fwd: OpDef, grad_type: str, spec: Gradient) -> OpDef:
         return found
 
     inputs = [slot_of(n, fwd.inputs) for n in spec.inputs] + [slot_of(n, fwd.outputs) for n in spec.outputs]
+    inputs = [Slot(s.name, s.many, True) if s.name in spec.optional else s for s in inputs]
     for name in spec.output_grads:
         slot = slot_of(name, fwd.outputs)
         inputs.append(Slot(grad_slot(name), many=slot.many, optional=slot.optional))

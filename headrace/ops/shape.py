@@ -207,7 +207,8 @@ register(
     attrs={"axis": REQUIRED},
     infer=_transpose_infer,
     kernel=lambda ins, attrs, ctx: {"Out": np.transpose(ins["X"], attrs["axis"]), "XShape": _xshape_value(ins["X"])},
-    grad=Gradient(_transpose_grad_kernel, inputs=(), attrs=("axis",), infer=_transpose_grad_infer, views={X_GRAD: OUT_GRAD}),
+    grad=Gradient(_transpose_grad_kernel, inputs=(), attrs=("axis",), infer=_transpose_grad_infer,
+                  views={X_GRAD: OUT_GRAD}),
     doc="Out = X with its dims permuted: Out.shape[i] = X.shape[axis[i]] (a view)",
 )
 

@@ -46,11 +46,12 @@ def generator_source(attrs, program=None):
 
 
 class Step:
-    """One op ready to run (see the module docstring)."""
+    """One op ready to run (see the module docstring).  ``ins``/``outs`` may be None where the
+    names are not needed (the eager runner outside check mode)."""
 
-    __slots__ = ("opdef", "op_type", "callsite", "kernel", "ins", "outs", "attrs", "ctx", "note")
+    __slots__ = ("opdef", "op_type", "callsite", "kernel", "ins", "outs", "attrs", "ctx", "rng", "note")
 
-    def __init__(self, opdef, op_type, callsite, ins, outs, attrs, program=None, note=""):
+    def __init__(self, opdef, op_type, callsite, ins, outs, attrs, program=None, note="", ctx=None):
         self.opdef = opdef
         self.op_type = op_type
         self.callsite = callsite
@@ -58,8 +59,9 @@ class Step:
         self.ins = ins
         self.outs = outs
         self.attrs = attrs
-        rng = generator_source(attrs, program) if opdef.random else None
-        self.ctx = KernelContext(frozenset(slot for slot, _, _ in outs), None, rng)
+        # the generator source of a random op: resolved once per call (a redraw loop sees one stream)
+        self.rng = generator_source(attrs, program) if opdef.random else None
+        self.ctx = ctx if ctx is not None else KernelContext(frozenset(slot for slot, _, _ in outs))
         self.note = note   # added to error messages, e.g. "the gradient of `relu`"
 
     def site(self):
@@ -90,7 +92,9 @@ class Step:
 
     def call(self, ins, buffers=None, expect=None):
         """The kernel's outputs for gathered inputs ``ins`` (see ``run``)."""
-        ctx = self.ctx if not buffers else self.ctx.with_buffers(buffers)
+        ctx = self.ctx
+        if buffers or self.rng is not None:
+            ctx = KernelContext(ctx.wanted, buffers, self.rng() if self.rng is not None else None)
         try:
             outs = self.kernel(ins, self.attrs, ctx)
             if CHECK_KERNELS:
@@ -104,7 +108,11 @@ class Step:
     def error(self, exc, ins=None) -> BaseException:
         """The wrapped form of ``exc`` raised while running this step."""
         described = []
-        for slot, names, many in self.ins:
+        if self.ins is None:    # no names: describe by slot
+            for slot, value in (ins or {}).items():
+                for item in (value if isinstance(value, list) else [value]):
+                    described.append(f"{slot}={self.describe_input(None, item)}")
+        for slot, names, many in self.ins or ():
             values = (ins.get(slot) if many else [ins.get(slot)] * len(names)) if ins else [None] * len(names)
             for name, value in zip(names, values):
                 described.append(f"{slot}={self.describe_input(name, value)}")
@@ -133,23 +141,29 @@ def check_outputs(step, ins, outs, expect=None, buffers=None) -> None:
         values = outs[slot] if many else (outs[slot],)
         for name, value in zip(names, values):
             if type(value) is not np.ndarray:
-                _fail(step, f"kernel output `{slot}` is a {type(value).__name__}, expected numpy.ndarray")
+                _fail(step, f"kernel output {_named(slot, name)} is a {type(value).__name__}, "
+                            "expected numpy.ndarray")
             for in_slot, in_name, in_value in inputs:
                 if views.get(slot) == in_slot or in_name == name:
                     continue
                 if np.may_share_memory(value, in_value):
-                    _fail(step, f"kernel output `{slot}` shares memory with input `{in_slot}`, "
-                          "which the op does not declare in `views`")
+                    _fail(step, f"kernel output {_named(slot, name)} shares memory with input "
+                                f"{_named(in_slot, in_name)}, which the op does not declare in `views`")
             expected = expect(name) if expect is not None else None
             if expected is not None:
-                _check_meta(step, slot, value, *expected)
+                _check_meta(step, _named(slot, name), value, *expected)
 
 
 def _check_meta(step, slot, value, shape, dtype) -> None:
     shape_ok = len(value.shape) == len(shape) and all(d == -1 or d == a for d, a in zip(shape, value.shape))
     if not shape_ok or value.dtype != np.dtype(dtype):
-        _fail(step, f"kernel output `{slot}` has shape {fmt_shape(value.shape)} dtype {value.dtype}, "
+        _fail(step, f"kernel output {slot} has shape {fmt_shape(value.shape)} dtype {value.dtype}, "
                     f"inferred shape {fmt_shape(shape)} dtype {np.dtype(dtype)}")
+
+
+def _named(slot, name) -> str:
+    """A slot in a message, with its variable when names are variable names: ``Out` (relu_0.tmp_0)``."""
+    return f"`{slot}` ({name})" if isinstance(name, str) and not name.startswith(f"{slot}:") else f"`{slot}`"
 
 
 def _fail(step, message):

@@ -16,7 +16,9 @@ Checks, per block, walking the ops in order:
 5. the buffer plan (an op's ``buffer_reuse`` attribute, ``roles.BUFFER_ATTR``): the op is
    registered ``buffers=True``; each entry ``[out_slot, out_name, donor]`` names one of the op's
    outputs and an existing donor variable of the same shape and dtype that is neither the output
-   itself, persistable, nor fed; no donor serves two outputs of one op;
+   itself, persistable, nor fed; no donor serves two outputs (of one op or of two).  Whether a
+   donor is dead when its op runs depends on the fetches, so the executor's plan checks that
+   and skips an entry that is not safe (``runtime/plan.py``);
 6. ``Program.strict_order`` is a bool.
 """
 from __future__ import annotations
@@ -41,6 +43,7 @@ def check_program(program, feeds=()) -> None:
 
 def _check_block(block, feeds) -> None:
     defined = set(feeds)
+    donors = set()
     for var in block.vars.values():
         if var.persistable or var.is_data:
             defined.add(var.name)
@@ -74,17 +77,16 @@ def _check_block(block, feeds) -> None:
                 if var.shape is None or not compatible_shapes(var.shape, shape) or var.dtype != dtype:
                     raise ProgramError(f"{here}, output `{slot}`: {name!r} is recorded as shape {var.shape} "
                                        f"dtype {var.dtype}, but the op infers shape {shape} dtype {dtype}")
-        _check_buffer_plan(block, op, opdef, here, feeds)
+        _check_buffer_plan(block, op, opdef, here, feeds, donors)
         defined.update(op.output_arg_names)
 
 
-def _check_buffer_plan(block, op, opdef, here, feeds) -> None:
+def _check_buffer_plan(block, op, opdef, here, feeds, donors) -> None:
     entries = op.attrs.get(BUFFER_ATTR)
     if not entries:
         return
     if not opdef.buffers:
         raise ProgramError(f"{here}: has a buffer plan, but its kernel takes no buffers")
-    donors = set()
     for entry in entries:
         if not (isinstance(entry, (list, tuple)) and len(entry) == 3 and all(isinstance(e, str) for e in entry)):
             raise ProgramError(f"{here}: buffer plan entry {entry!r} is not [out_slot, out_name, donor]")

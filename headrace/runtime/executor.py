@@ -150,8 +150,10 @@ def _run_steps(plan, env, scope) -> None:
         ins = {}
         for slot, names, many in step.ins:   # Step.gather, inlined: this loop is the hot path
             ins[slot] = [env[n] for n in names] if many else env[names[0]]
-        given = _take_donors(step.donors, env) if step.donors else None
+        given = {}
         try:
+            if step.donors:
+                _take_donors(step.donors, env, given)
             outs = step.call(ins, given, step.expect)
             for slot, names, many in step.outs:
                 values = outs[slot] if many else (outs[slot],)
@@ -186,15 +188,13 @@ def _run_steps(plan, env, scope) -> None:
             release(env.pop(name))
 
 
-def _take_donors(donors, env) -> dict:
-    """The buffers the buffer plan hands a step (``{out slot: array}``); each donor leaves ``env``
-    (a shape placeholder stays when later ops read its shape)."""
-    given = {}
+def _take_donors(donors, env, given) -> None:
+    """Move the buffers the buffer plan hands a step into ``given`` (``{out slot: array}``); each
+    donor leaves ``env`` (a shape placeholder stays when later ops read its shape)."""
     for slot, name, meta_after in donors:
         value = given[slot] = env.pop(name)
         if meta_after:
             env[name] = Meta(value.shape, value.dtype)
-    return given
 
 
 def _collect(plan, env, scope) -> list:

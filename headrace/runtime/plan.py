@@ -111,24 +111,36 @@ def _buffer_donors(ops, live, fetch_names) -> list:
     """Per op, the ``(out slot, donor, keep a placeholder)`` triples of the program's buffer plan
     (the ops' ``buffer_reuse`` attributes, set by the inplace and memory-reuse passes).  A donor is
     handed to its receiving op instead of being freed, so its own free/strip point is removed
-    here.  Entries whose donor is fetched, may share its buffer with a fetched name (``views``),
-    or does not die before the op in this plan are ignored (the plan may have been made for
-    other fetches, or the program is a test clone)."""
+    here.  The plan may be stale (made for other fetches, or the program is a test clone or was
+    edited), so an entry is used only when it is safe here: its output is the op's output in that
+    slot; the donor is not fetched and shares no buffer with a fetched name (``views``); its data
+    is read last at this op (only as the op's declared ``inplace`` input) or earlier, and no other
+    name sharing its buffer is read at or after this op; and it has not been handed out already."""
     per_op = [() for _ in ops]
     if not any(op.attrs.get(BUFFER_ATTR) for op in ops):
         return per_op
     classes = alias_classes(ops)
+    members = {}
+    for name, root in classes.items():
+        members.setdefault(root, set()).add(name)
     fetched = {classes.get(n, n) for n in fetch_names}
+    handed = set()
     for i, op in enumerate(ops):
+        inplace = lookup(op.type).inplace
         pairs = []
-        for slot, _, donor in op.attrs.get(BUFFER_ATTR) or ():
-            if donor in fetch_names or classes.get(donor, donor) in fetched:
+        for slot, out_name, donor in op.attrs.get(BUFFER_ATTR) or ():
+            root = classes.get(donor, donor)
+            if out_name not in op.outputs.get(slot, ()) or donor in handed or donor in fetch_names \
+                    or root in fetched:
                 continue
-            found = [(data_end, meta_end) for name, start, data_end, meta_end in live.intervals
-                     if name == donor and start < i and data_end <= i]
-            if not found:
+            found = _interval_before(live, donor, i)
+            if found is None:
                 continue
-            data_end, meta_end = max(found)
+            data_end, meta_end = found
+            if data_end == i and donor not in op.inputs.get(inplace.get(slot), ()):
+                continue
+            if any(_read_from(live, m, i) for m in members.get(root, ()) if m != donor):
+                continue   # another view of the buffer is still read
             meta_after = meta_end > i   # later ops read its shape: leave a placeholder
             if 0 <= data_end and donor in live.strip_after[data_end]:
                 live.strip_after[data_end].remove(donor)
@@ -136,5 +148,19 @@ def _buffer_donors(ops, live, fetch_names) -> list:
             if not meta_after and 0 <= end and donor in live.free_after[end]:
                 live.free_after[end].remove(donor)
             pairs.append((slot, donor, meta_after))
+            handed.add(donor)
         per_op[i] = tuple(pairs)
     return per_op
+
+
+def _interval_before(live, name, i):
+    """``(data_end, meta_end)`` of ``name``'s value made before op ``i`` whose data is read last
+    at ``i`` or earlier (None if there is none)."""
+    found = [(data_end, meta_end) for n, start, data_end, meta_end in live.intervals
+             if n == name and start < i and data_end <= i]
+    return max(found) if found else None
+
+
+def _read_from(live, name, i) -> bool:
+    """Whether a value of ``name`` made before op ``i`` has its data read at ``i`` or later."""
+    return any(n == name and start < i and data_end >= i for n, start, data_end, _ in live.intervals)

@@ -3,10 +3,10 @@ import dataclasses
 import math
 
 import numpy as np
-from headrace.ops.kernel import context
 import pytest
 
 from headrace.core.errors import AttrError, DTypeError
+from headrace.ops.kernel import context
 from headrace.ops.registry import lookup
 from tests.ops.harness import Case, build_and_run, check_build_error, check_forward, check_infer_batch, ids
 

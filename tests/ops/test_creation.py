@@ -2,7 +2,6 @@
 import math
 
 import numpy as np
-from headrace.ops.kernel import context
 import pytest
 
 from headrace.core import random as hr_random
@@ -10,6 +9,7 @@ from headrace.core.context import program_guard
 from headrace.core.errors import AttrError, DTypeError, ShapeError
 from headrace.core.program import Program
 from headrace.ops.apply import apply_op
+from headrace.ops.kernel import context
 from headrace.ops.registry import lookup
 from headrace.runtime import Executor, Scope
 from tests.ops.harness import Case, check_build_error, check_forward, check_infer_batch, ids
@@ -403,3 +403,37 @@ def test_gradient_does_not_flow_through_shape_only_ops(op):
         return out
 
     _grads(build, {"x": np.ones((2, 3))})
+
+
+def _truncated_reference(seed, n):
+    """One generator for the whole call: draw, then redraw the values beyond 2 std from it."""
+    gen = np.random.Generator(np.random.PCG64(seed))
+    out = gen.normal(0.0, 1.0, size=n)
+    bad = np.abs(out) > 2
+    while bad.any():
+        out[bad] = gen.normal(0.0, 1.0, size=int(bad.sum()))
+        bad = np.abs(out) > 2
+    return out.astype("float32")
+
+
+@pytest.mark.parametrize("first_draw", ["outside", "inside"])
+def test_seeded_truncated_normal_redraws_from_one_stream(first_draw):
+    """A seeded op's generator is made once per run: its redraw loop continues the stream (a
+    fresh generator per draw repeated the first values forever when the first was beyond 2 std)."""
+    from headrace.core.context import static_mode_guard
+    from headrace.ops.apply import apply_op_single
+
+    def first(seed):
+        return abs(np.random.Generator(np.random.PCG64(seed)).normal(0.0, 1.0, 1)[0])
+
+    seed = next(s for s in range(1, 1000) if (first(s) > 2) == (first_draw == "outside")
+                and (np.abs(np.random.Generator(np.random.PCG64(s)).normal(0.0, 1.0, 64)) > 2).any())
+    attrs = {"shape": [64], "dtype": "float32", "mean": 0.0, "std": 1.0, "seed": seed}
+    want = _truncated_reference(seed, 64)
+    main = Program()
+    with program_guard(main, Program()):
+        out = apply_op_single("truncated_gaussian_random", {}, attrs)
+    got, = Executor().run(main, fetch_list=[out], scope=Scope())
+    np.testing.assert_array_equal(got, want)
+    with static_mode_guard(False):
+        np.testing.assert_array_equal(apply_op_single("truncated_gaussian_random", {}, attrs).numpy(), want)

@@ -1,9 +1,9 @@
 """Matrix-product ops: references written as explicit loops over output and inner indices."""
 import numpy as np
-from headrace.ops.kernel import context
 import pytest
 
 from headrace.core.errors import AttrError, DTypeError, ShapeError
+from headrace.ops.kernel import context
 from tests.ops.harness import Case, check_build_error, check_forward, check_infer_batch, ids, infer_shapes
 
 rng = np.random.default_rng(1)

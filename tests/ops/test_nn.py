@@ -2,13 +2,13 @@
 import math
 
 import numpy as np
-from headrace.ops.kernel import context
 import pytest
 
 from headrace.core.context import program_guard
 from headrace.core.errors import AttrError, DTypeError, KernelError, ShapeError
 from headrace.core.program import Program
 from headrace.ops.apply import apply_op
+from headrace.ops.kernel import context
 from headrace.ops.registry import Meta, lookup
 from headrace.runtime import Executor, Scope
 from tests.ops.harness import Case, build_and_run, check_build_error, check_forward, check_infer_batch, ids

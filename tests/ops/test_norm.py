@@ -1,9 +1,9 @@
 """batch_norm and layer_norm against references written with explicit per-channel / per-row loops."""
 import numpy as np
-from headrace.ops.kernel import context
 import pytest
 
 from headrace.core.errors import AttrError, DTypeError, ShapeError
+from headrace.ops.kernel import context
 from tests.ops.harness import Case, build_and_run, check_build_error, check_forward, check_infer_batch, ids
 
 rng = np.random.default_rng(11)

@@ -1,11 +1,11 @@
 """Shape ops: references move elements by explicit index arithmetic; shape rules are re-derived here."""
 import numpy as np
-from headrace.ops.kernel import context
 import pytest
 from hypothesis import given, strategies as st
 
 from headrace.core.errors import AttrError, DTypeError, ShapeError
 from headrace.ops.concat_slice import slice_bounds
+from headrace.ops.kernel import context
 from headrace.ops.shape import reshape_shape
 from tests.ops.harness import Case, check_build_error, check_forward, check_infer_batch, ids, infer_shapes
 

@@ -1,9 +1,12 @@
 """Fused ops (ops/fused.py): forward against the unfused NumPy arithmetic (bit for bit), gradients
 against float64 central differences, and the ``out=`` buffer protocol."""
 import numpy as np
-from headrace.ops.kernel import context
 import pytest
 
+import headrace as paddle
+import headrace.static as static
+
+from headrace.ops.kernel import context
 from headrace.ops.registry import lookup
 
 from ..ops.gradcheck import check_grad
@@ -93,3 +96,33 @@ def test_fused_activation_gradients_may_write_into_the_incoming_gradient():
         shared = dout.copy()
         got = grad(o, shared, shared)
         assert got is shared and np.array_equal(got, want), name
+
+
+def test_fusing_a_plus_act_of_b_trains_like_the_unfused_program():
+    """``a + relu(b)``: the fused gradient op is built without ``Out`` (the activation is inside),
+    which its declaration must allow."""
+    def build():
+        main, startup = static.Program(), static.Program()
+        main.random_seed = startup.random_seed = 4
+        with static.program_guard(main, startup):
+            x = static.data("x", [-1, 3], "float32")
+            a = static.nn.fc(x, size=3, bias_attr=False)
+            b = static.nn.fc(x, size=3, bias_attr=False)
+            loss = paddle.mean(a + paddle.nn.functional.relu(b))
+            paddle.optimizer.SGD(0.1).minimize(loss)
+        return main, startup, loss
+
+    feeds = [{"x": np.linspace(-1, 1, 6, dtype="float32").reshape(2, 3) * (k + 1)} for k in range(3)]
+    losses = []
+    for fuse in (False, True):
+        main, startup, loss = build()
+        strategy = static.BuildStrategy()
+        strategy.fuse_elewise_add_act_ops = fuse
+        program = static.CompiledProgram(main, build_strategy=strategy)
+        scope, exe = static.Scope(), static.Executor()
+        exe.run(startup, scope=scope)
+        losses.append([exe.run(program, feed=f, fetch_list=[loss], scope=scope)[0].tobytes() for f in feeds])
+        if fuse:
+            (compiled,), = program._compiled.values()
+            assert "fused_elemwise_add_activation_grad" in [op.type for op in compiled.global_block().ops]
+    assert losses[0] == losses[1]

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from headrace.ops.gradrule import grad_slot
-from headrace.ops.registry import lookup
 from headrace.ops.kernel import context
+from headrace.ops.registry import lookup
 
 RNG = np.random.default_rng(0)
 G = grad_slot

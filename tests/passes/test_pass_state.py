@@ -4,14 +4,15 @@ like the compiled program (same results, same measured peak), and ``check_progra
 malformed buffer plan."""
 import json
 
+import numpy as np
 import pytest
 
+import headrace.static as static
 from headrace.core.program import Program
 from headrace.core.roles import BUFFER_ATTR
 from headrace.passes.inplace import buffer_plan
 from headrace.passes.verify import ProgramError, check_program
 from headrace.runtime import memory
-import headrace.static as static
 
 from .test_memory_plan import MEMORY, compiled_mlp, compiled_program
 
@@ -89,3 +90,58 @@ def test_check_program_rejects_a_buffer_plan_on_an_op_without_buffers_and_a_bad_
     program.strict_order = "yes"
     with pytest.raises(ProgramError, match="strict_order"):
         check_program(program, feeds=("x", "y"))
+
+
+def _view_program():
+    """a = x + c; v = reshape(a) is read after b = x * c: a's buffer is not free for b."""
+    import headrace as paddle
+    main = Program()
+    with static.program_guard(main, Program()):
+        x, c = static.data("x", [4], "float32"), static.data("c", [4], "float32")
+        a = paddle.add(x, c)
+        v = paddle.reshape(a, [2, 2])
+        b = paddle.multiply(x, c)
+        out = paddle.add(paddle.reshape(v, [4]), b)
+        e = paddle.subtract(x, c)
+        out2 = paddle.add(out, e)
+    return main, a, b, e, out2
+
+
+FEED = {"x": np.arange(4, dtype="float32"), "c": np.full(4, 10, "float32")}
+
+
+def _run(main, fetch):
+    base = memory.memory_allocated()
+    got, = static.Executor().run(main, feed=FEED, fetch_list=[fetch], scope=static.Scope())
+    assert memory.memory_allocated() == base
+    return got
+
+
+def test_an_entry_whose_donor_is_still_read_through_a_view_is_not_used():
+    main, a, b, _, out2 = _view_program()
+    want = _run(main, out2)
+    mul = next(op for op in main.global_block().ops if op.type == "elementwise_mul")
+    mul._set_attr(BUFFER_ATTR, [["Out", b.name, a.name]])
+    check_program(main, feeds=("x", "c"))   # structurally fine; only the run knows it is unsafe
+    np.testing.assert_array_equal(_run(main, out2), want)
+
+
+def test_a_donor_serves_one_output():
+    main, a, b, e, out2 = _view_program()
+    want = _run(main, out2)
+    ops = main.global_block().ops
+    for op_type, name in (("elementwise_mul", b.name), ("elementwise_sub", e.name)):
+        next(op for op in ops if op.type == op_type)._set_attr(BUFFER_ATTR, [["Out", name, a.name]])
+    with pytest.raises(ProgramError, match="serving one output"):
+        check_program(main, feeds=("x", "c"))
+    np.testing.assert_array_equal(_run(main, out2), want)   # the executor uses the first entry only
+
+
+def test_an_entry_naming_another_output_is_not_used():
+    main, a, b, e, out2 = _view_program()
+    want = _run(main, out2)
+    sub = next(op for op in main.global_block().ops if op.type == "elementwise_sub")
+    sub._set_attr(BUFFER_ATTR, [["Out", b.name, a.name]])   # b is not sub's output
+    with pytest.raises(ProgramError, match="is not an output"):
+        check_program(main, feeds=("x", "c"))
+    np.testing.assert_array_equal(_run(main, out2), want)

@@ -70,3 +70,19 @@ def test_wrapped_errors_pickle_and_are_not_wrapped_twice():
     assert wrap_kernel_error(err, "other_op", None) is err
     back = pickle.loads(pickle.dumps(err))
     assert type(back) is type(err) and str(back) == str(err) and back.headrace_op == ("some_op", "file.py:3")
+
+
+def test_wrapped_errors_keep_the_original_attributes():
+    err = wrap_kernel_error(np.exceptions.AxisError(5, 2), "some_op", None)
+    assert isinstance(err, np.exceptions.AxisError) and (err.axis, err.ndim) == (5, 2)
+    back = pickle.loads(pickle.dumps(err))
+    assert (back.axis, back.ndim) == (5, 2)
+
+
+def test_a_kernel_of_another_signature_is_refused_at_registration():
+    from headrace.ops.registry import register
+
+    with pytest.raises(TypeError, match=r"kernel\(ins, attrs, ctx\).*\(ins, attrs\)"):
+        register("test_old_style_kernel", inputs=["X"], outputs=["Out"],
+                 infer=lambda ctx: ctx.set("Out", ctx.shape("X"), ctx.dtype("X")),
+                 kernel=lambda ins, attrs: {"Out": ins["X"]})
