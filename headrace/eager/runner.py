@@ -85,7 +85,7 @@ def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
     given = {slot: list(_as_items(v)) for slot, v in (outputs or {}).items()}
     wanted = [s.name for s in opdef.outputs if s.name in given or not s.optional]
     step, expect = _step(op_type, opdef, attrs, inputs or {}, given, wanted, inferred)
-    outs = step.call(kernel_ins, None, expect)
+    outs = step.call(kernel_ins, None, expect, attrs)
     requires = (tape.grad_enabled and opdef.grad is not NO_GRADIENT
                 and any(not t.stop_gradient for _, _, t in in_tensors))
     result, out_arrays = {}, []
@@ -115,7 +115,7 @@ def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
     return result
 
 
-_CONTEXTS: dict = {}   # (op type, wanted slots) -> the KernelContext (no buffers, no generator)
+_STEPS: dict = {}   # (op type, wanted slots) -> a Step without names, attributes or generator
 
 
 def _step(op_type, opdef, attrs, inputs, given, wanted, inferred):
@@ -123,10 +123,14 @@ def _step(op_type, opdef, attrs, inputs, given, wanted, inferred):
     step carries no names (errors describe inputs by slot); in check mode names identify Tensors
     (a Tensor passed as an output that is also an input keeps one name, as a static variable
     would) and ``expect`` gives each output's ``(shape, dtype)`` from ``infer``."""
-    key = (op_type, tuple(wanted))
-    ctx = _CONTEXTS.get(key)
-    if ctx is None:
-        ctx = _CONTEXTS[key] = KernelContext(frozenset(wanted))
+    if not CHECK_KERNELS and not opdef.random:   # the attributes are passed to each call
+        key = (op_type, tuple(wanted))
+        step = _STEPS.get(key)
+        if step is None:
+            step = _STEPS[key] = Step(opdef, op_type, user_callsite, None, None, None,
+                                      ctx=KernelContext(frozenset(wanted)))
+        return step, None
+    ctx = KernelContext(frozenset(wanted))
     if not CHECK_KERNELS:
         return Step(opdef, op_type, user_callsite, None, None, attrs, ctx=ctx), None
     ins = []

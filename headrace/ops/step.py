@@ -49,7 +49,8 @@ class Step:
     """One op ready to run (see the module docstring).  ``ins``/``outs`` may be None where the
     names are not needed (the eager runner outside check mode)."""
 
-    __slots__ = ("opdef", "op_type", "callsite", "kernel", "ins", "outs", "attrs", "ctx", "rng", "note")
+    __slots__ = ("opdef", "op_type", "callsite", "kernel", "ins", "outs", "attrs", "ctx", "rng", "note",
+                 "plain")
 
     def __init__(self, opdef, op_type, callsite, ins, outs, attrs, program=None, note="", ctx=None):
         self.opdef = opdef
@@ -63,6 +64,10 @@ class Step:
         self.rng = generator_source(attrs, program) if opdef.random else None
         self.ctx = ctx if ctx is not None else KernelContext(frozenset(slot for slot, _, _ in outs))
         self.note = note   # added to error messages, e.g. "the gradient of `relu`"
+        # ``call`` without buffers does nothing but ``kernel(ins, attrs, ctx)`` for a step that
+        # draws no random numbers while check mode is off: the executor's hot loop calls the
+        # kernel itself then (a Python call less per op)
+        self.plain = self.rng is None and not CHECK_KERNELS
 
     def site(self):
         """The user's line that built the op (``callsite`` may be a function finding it late)."""
@@ -90,13 +95,14 @@ class Step:
         ins = self.gather(env)
         return ins, self.call(ins, buffers, expect)
 
-    def call(self, ins, buffers=None, expect=None):
-        """The kernel's outputs for gathered inputs ``ins`` (see ``run``)."""
+    def call(self, ins, buffers=None, expect=None, attrs=None):
+        """The kernel's outputs for gathered inputs ``ins`` (see ``run``); ``attrs`` replaces the
+        step's attributes (the eager runner reuses one step per op type)."""
         ctx = self.ctx
         if buffers or self.rng is not None:
             ctx = KernelContext(ctx.wanted, buffers, self.rng() if self.rng is not None else None)
         try:
-            outs = self.kernel(ins, self.attrs, ctx)
+            outs = self.kernel(ins, self.attrs if attrs is None else attrs, ctx)
             if CHECK_KERNELS:
                 check_outputs(self, ins, outs, expect, buffers)
         except Exception as exc:

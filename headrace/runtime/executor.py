@@ -150,11 +150,15 @@ def _run_steps(plan, env, scope) -> None:
         ins = {}
         for slot, names, many in step.ins:   # Step.gather, inlined: this loop is the hot path
             ins[slot] = [env[n] for n in names] if many else env[names[0]]
-        given = {}
+        given = None
         try:
             if step.donors:
+                given = {}
                 _take_donors(step.donors, env, given)
-            outs = step.call(ins, given, step.expect)
+            if given is None and step.plain:   # what Step.call does for it, without the call
+                outs = step.kernel(ins, step.attrs, step.ctx)
+            else:
+                outs = step.call(ins, given, step.expect)
             for slot, names, many in step.outs:
                 values = outs[slot] if many else (outs[slot],)
                 if len(values) != len(names):
