@@ -13,7 +13,8 @@ Operands.  The other operand may be:
 - a *constant*: a Python ``int``/``float``/``bool``, a NumPy scalar, or a NumPy ndarray of bool,
   integer or floating dtype (a list is not one: wrap it in ``np.asarray``).
 - anything else (a str, None, a complex number ...): a ``TypeError`` naming the operator and both
-  types, for ``==`` and ``!=`` too (no fallback to identity).
+  types; except that ``==`` and ``!=`` with such an operand fall back to identity, as for any
+  object (``x == None`` is False, ``x != None`` True, so ``x in [None, ...]`` works).
 
 Constants take the tensor's dtype, with one exception: an integer or bool tensor meeting a
 constant that holds a fractional value (``0.5``, ``np.float32(2.5)``, an array with one such
@@ -230,6 +231,24 @@ _BINARY = [
 
 #: Every Python operator (and conversion method) of Tensor and Variable: name -> function.
 OPERATORS = {name: _binary(name, op_type, symbol, reverse, fast) for name, op_type, symbol, reverse, fast in _BINARY}
+
+
+def _equality(name):
+    """``==``/``!=`` with an operand that is no tensor, number or numeric ndarray (``None``, a
+    string, a list) give NotImplemented, so Python compares identities (``x == None`` is False,
+    ``x != None`` True) as for any object, instead of raising."""
+    compare = OPERATORS[name]
+
+    def method(self, other):
+        if not isinstance(other, (Tensor, Variable, np.ndarray)) and _number(other) is None:
+            return NotImplemented
+        return compare(self, other)
+    method.__name__ = name
+    method.__doc__ = compare.__doc__
+    return method
+
+
+OPERATORS.update({name: _equality(name) for name in ("__eq__", "__ne__")})
 OPERATORS.update({"__matmul__": _matmul("__matmul__", False), "__rmatmul__": _matmul("__rmatmul__", True),
                   "__neg__": _neg, "astype": astype, "cast": astype})
 
