@@ -2,7 +2,8 @@
 
 Every op here may overwrite its input (``inplace={"Out": "X"}``).  Inputs are float32/float64
 (``abs`` and ``square`` also take int32/int64).  Kernels stay in the input's dtype, except that
-``gelu`` (forward and gradient) evaluates in float64 and rounds once.
+``gelu`` (forward and gradient) evaluates in float64 and rounds once (float32 input: with
+``special.normal_cdf``, chunk by chunk so that the float64 temporaries stay in cache).
 
 Gradients: each op's ``<type>_grad`` follows it and reads ``Out@GRAD`` plus either ``Out``
 (relu, sigmoid, tanh, exp, sqrt, softmax: the derivative is a function of the output, so X may
@@ -26,7 +27,7 @@ from .gradrule import Gradient, grad_slot
 from .infer_helpers import normalize_axes
 from .kernel import store
 from .registry import register
-from .special import erfc
+from .special import erfc, normal_cdf
 
 FLOATS = (float32, float64)
 NUMBERS = (float32, float64, int32, int64)
@@ -158,11 +159,40 @@ _register_unary("tanh", lambda x, attrs, buf: np.tanh(x, out=buf), "Out = tanh(X
 # --- gelu ----------------------------------------------------------------------------------------
 _SQRT_2 = math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_ONE_OVER_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+_CHUNK = 1 << 15   # elements per float64 chunk: a dozen temporaries of it fit in L2
+
+
+def _float64_chunks(fn, out, *arrays):
+    """``out = fn(*arrays)`` with ``fn`` applied to float64 copies of ``_CHUNK``-element pieces
+    (``out`` may be one of ``arrays``: each piece is read before it is written)."""
+    flat_out, flats = out.reshape(-1), [a.reshape(-1) for a in arrays]
+    for start in range(0, flat_out.size, _CHUNK):
+        piece = slice(start, start + _CHUNK)
+        np.copyto(flat_out[piece], fn(*(f[piece].astype(np.float64) for f in flats)), casting="same_kind")
+    return out
+
+
+def _gelu32(x64):
+    return x64 * normal_cdf(x64)
+
+
+def _gelu32_grad(x64, dout64):
+    cdf, density = normal_cdf(x64, density=True)    # Phi(x), exp(-x**2 / 2)
+    density *= _ONE_OVER_SQRT_2PI
+    density *= x64
+    density += cdf
+    density *= dout64
+    return density
 
 
 def _gelu(x, attrs, buf):
     """Exact: x * Phi(x) = 0.5 x erfc(-x / sqrt 2) (erfc keeps the left tail accurate).
     approximate=True: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))."""
+    if x.dtype == np.float32 and not attrs["approximate"]:
+        return _float64_chunks(_gelu32, np.empty(x.shape, x.dtype) if buf is None else buf, x)
     x64 = x.astype(np.float64)
     if attrs["approximate"]:
         inner = _SQRT_2_OVER_PI * x64 * (1.0 + 0.044715 * x64 * x64)
@@ -172,12 +202,11 @@ def _gelu(x, attrs, buf):
     return out.astype(x.dtype) if buf is None else store(out, buf)
 
 
-_ONE_OVER_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-
-
 def _gelu_grad(x, dout, attrs, buf):
     """Exact: d/dx x Phi(x) = Phi(x) + x phi(x).  approximate=True, with t = tanh(u),
     u = sqrt(2/pi) (x + 0.044715 x**3): 0.5 (1 + t) + 0.5 x (1 - t**2) sqrt(2/pi) (1 + 3 * 0.044715 x**2)."""
+    if x.dtype == np.float32 and not attrs["approximate"]:
+        return _float64_chunks(_gelu32_grad, np.empty(x.shape, x.dtype) if buf is None else buf, x, dout)
     x64 = x.astype(np.float64, copy=False)
     if attrs["approximate"]:
         sq = x64 * x64
