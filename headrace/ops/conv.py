@@ -11,8 +11,10 @@ Geometry follows the reference system:
 One geometry function per op family is shared by ``infer`` (dims may be -1) and the kernel, so
 the two cannot disagree.  Kernels work in NCHW (NHWC is transposed in and out): convolution builds
 im2col columns [groups, C/g*kh*kw, N*OH*OW] from a ``sliding_window_view`` and runs one batched
-matmul over groups; pooling gathers each output's window with index arrays and a validity mask
-(which also covers adaptive bins, ``ceil_mode`` overhang and the ``exclusive`` divisor).
+matmul over groups; pooling with regular windows of up to 16 cells reduces kh*kw strided views
+of the input padded with -inf (max) or 0 (avg), one pass per window offset; adaptive bins and
+larger windows gather each output's window with index arrays and a validity mask.  Both clip
+windows to the input and share the ``exclusive`` divisor.
 
 Gradients: ``conv2d_grad``/``depthwise_conv2d_grad`` reuse the columns (Filter@GRAD is one matmul
 with them) and scatter Filter^T @ Output@GRAD back with ``_col2im``, a loop over the kh*kw kernel
@@ -328,17 +330,60 @@ def _avg_divisor(attrs, ch, cw, ksize, dtype):
     return np.array(ksize[0] * ksize[1], dtype)
 
 
-def _pool_kernel(ins, attrs, ctx):
-    channels_last = attrs["data_format"] == "NHWC"
-    x = _nchw(ins["X"], channels_last)
-    (ih, vh, ch), (iw, vw, cw), ksize = _pool_axes(attrs, x.shape[2], x.shape[3])
+_STRIDED_MAX_CELLS = 16  # windows up to this size use the loop over window offsets
+
+
+def _pad_for_windows(x, ksize, strides, pads, out_hw, fill):
+    """NCHW ``x`` padded with ``fill`` so that every window fits (top/left pads as given, bottom/
+    right as far as the last window reaches, ceil_mode overhang included), and ``cells(a, b)``:
+    the index of the [N, C, OH, OW] strided view of each window's cell at offset (a, b)."""
+    (kh, kw), (sh, sw), (oh, ow) = ksize, strides, out_hw
+    h, w = x.shape[2:]
+    top, left = pads[0], pads[2]
+    bottom, right = max((oh - 1) * sh + kh - h - top, 0), max((ow - 1) * sw + kw - w - left, 0)
+    if top or bottom or left or right:
+        x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=fill)
+
+    def cells(a, b):
+        return (slice(None), slice(None), slice(a, a + sh * (oh - 1) + 1, sh), slice(b, b + sw * (ow - 1) + 1, sw))
+    return x, cells
+
+
+def _pool_strided(x, attrs, ksize):
+    """Regular windows: max (or sum) over the kh*kw strided views of X, one pass per offset."""
+    _, strides, pads, out_hw = _pool_geometry(attrs, x.shape[2:])
+    is_max = attrs["pooling_type"] == "max"
+    padded, cells = _pad_for_windows(x, ksize, strides, pads, out_hw, -np.inf if is_max else 0)
+    out = padded[cells(0, 0)].copy()
+    for a in range(ksize[0]):
+        for b in range(ksize[1]):
+            if a or b:
+                (np.maximum if is_max else np.add)(out, padded[cells(a, b)], out=out)
+    return out
+
+
+def _pool_gather(x, attrs, h_axis, w_axis):
+    """Any windows (adaptive, large): gather each output's window with index arrays, reduce the
+    valid cells."""
+    (ih, vh, _), (iw, vw, _) = h_axis, w_axis
     cells = x[:, :, ih[:, :, None, None], iw[None, None, :, :]]       # [N, C, OH, kh, OW, kw]
     valid = vh[:, :, None, None] & vw[None, None, :, :]
     if attrs["pooling_type"] == "max":
-        out = np.where(valid, cells, np.array(-np.inf, x.dtype)).max(axis=(3, 5))
-    else:
-        total = np.where(valid, cells, np.array(0, x.dtype)).sum(axis=(3, 5))
-        out = total / _avg_divisor(attrs, ch, cw, ksize, x.dtype)
+        return np.where(valid, cells, np.array(-np.inf, x.dtype)).max(axis=(3, 5))
+    return np.where(valid, cells, np.array(0, x.dtype)).sum(axis=(3, 5))
+
+
+def _strided(attrs, ksize):
+    return not attrs["adaptive"] and ksize[0] * ksize[1] <= _STRIDED_MAX_CELLS
+
+
+def _pool_kernel(ins, attrs, ctx):
+    channels_last = attrs["data_format"] == "NHWC"
+    x = _nchw(ins["X"], channels_last)
+    h_axis, w_axis, ksize = _pool_axes(attrs, x.shape[2], x.shape[3])
+    out = _pool_strided(x, attrs, ksize) if _strided(attrs, ksize) else _pool_gather(x, attrs, h_axis, w_axis)
+    if attrs["pooling_type"] == "avg":
+        out = out / _avg_divisor(attrs, h_axis[2], w_axis[2], ksize, x.dtype)
     if channels_last:
         out = out.transpose(0, 2, 3, 1)
     return {"Out": np.ascontiguousarray(out, dtype=x.dtype)}
@@ -365,28 +410,30 @@ def _avg_pool_grad(dout, h_axis, w_axis, attrs, ksize, h, w):
 def _max_pool_grad_strided(x, dout, ksize, strides, pads):
     """Regular windows: loop over the kh*kw window offsets on strided views of X padded with
     -inf; at each offset, the windows whose maximum sits there and was not found earlier take
-    their gradient (so the first maximum in row-major order wins, as in ``_max_pool_grad_gather``)."""
-    n, c, h, w = x.shape
-    oh, ow = dout.shape[2:]
+    their gradient (so the first maximum in row-major order wins, as in ``_max_pool_grad_gather``).
+    Windows that do not overlap write their cells once; overlapping ones add up."""
+    h, w = x.shape[2:]
     (kh, kw), (sh, sw), top, left = ksize, strides, pads[0], pads[2]
-    bottom, right = max((oh - 1) * sh + kh - h - top, 0), max((ow - 1) * sw + kw - w - left, 0)
-    if top or bottom or left or right:
-        x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=-np.inf)
+    x, cells = _pad_for_windows(x, ksize, strides, pads, dout.shape[2:], -np.inf)
     dx = np.zeros(x.shape, dout.dtype)
-
-    def window(a, b):
-        return (slice(None), slice(None), slice(a, a + sh * (oh - 1) + 1, sh), slice(b, b + sw * (ow - 1) + 1, sw))
-
-    offsets = [(a, b) for a in range(kh) for b in range(kw)]
-    best = x[window(0, 0)].copy()
-    for a, b in offsets[1:]:
-        np.maximum(best, x[window(a, b)], out=best)
-    found = np.zeros(best.shape, bool)
-    for a, b in offsets:
-        hit = x[window(a, b)] == best
-        hit &= ~found
-        found |= hit
-        dx[window(a, b)] += dout * hit
+    best = x[cells(0, 0)].copy()
+    for a in range(kh):
+        for b in range(kw):
+            if a or b:
+                np.maximum(best, x[cells(a, b)], out=best)
+    found = None
+    for a in range(kh):
+        for b in range(kw):
+            hit = np.equal(x[cells(a, b)], best)
+            if found is None:
+                found = hit
+            else:
+                np.greater(hit, found, out=hit)        # hit and not found before
+                found |= hit
+            if sh >= kh and sw >= kw:
+                np.multiply(dout, hit, out=dx[cells(a, b)])
+            else:
+                dx[cells(a, b)] += dout * hit
     return dx[:, :, top:top + h, left:left + w]
 
 
@@ -411,9 +458,6 @@ def _max_pool_grad_gather(x, dout, h_axis, w_axis):
     return dx.reshape(n, c, h, w)
 
 
-_STRIDED_MAX_CELLS = 16  # windows up to this size use the loop over window offsets
-
-
 def _pool_grad_kernel(ins, attrs, ctx):
     if grad_slot("X") not in ctx.wanted:
         return {}
@@ -423,7 +467,7 @@ def _pool_grad_kernel(ins, attrs, ctx):
     h_axis, w_axis, ksize = _pool_axes(attrs, h, w)
     if attrs["pooling_type"] == "avg":
         dx = _avg_pool_grad(dout, h_axis, w_axis, attrs, ksize, h, w)
-    elif not attrs["adaptive"] and ksize[0] * ksize[1] <= _STRIDED_MAX_CELLS:
+    elif _strided(attrs, ksize):
         _, strides, pads, _ = _pool_geometry(attrs, (h, w))
         dx = _max_pool_grad_strided(x, dout, ksize, strides, pads)
     else:
