@@ -9,25 +9,24 @@ Geometry follows the reference system:
   with ``ceil_mode`` adds ``stride - 1`` to the numerator.
 
 One geometry function per op family is shared by ``infer`` (dims may be -1) and the kernel, so
-the two cannot disagree.  Kernels work in NCHW (NHWC is transposed in and out): convolution builds
-im2col columns [groups, C/g*kh*kw, N*OH*OW] from a ``sliding_window_view`` and runs one batched
-matmul over groups; pooling with regular windows of up to 16 cells reduces kh*kw strided views
+the two cannot disagree.  Kernels work in NCHW (NHWC is transposed in and out): convolution is
+im2col columns from a ``sliding_window_view`` and one batched matmul (``ops/conv_gemm.py``); pooling with regular windows of up to 16 cells reduces kh*kw strided views
 of the input padded with -inf (max) or 0 (avg), one pass per window offset; adaptive bins and
 larger windows gather each output's window with index arrays and a validity mask.  Both clip
 windows to the input and share the ``exclusive`` divisor.
 
-Gradients: ``conv2d_grad``/``depthwise_conv2d_grad`` reuse the columns (Filter@GRAD is one matmul
-with them) and scatter Filter^T @ Output@GRAD back with ``_col2im``, a loop over the kh*kw kernel
-offsets.  ``pool2d_grad``: average pooling is separable (two matmuls with 0/1 window matrices);
+Gradients: ``conv2d_grad``/``depthwise_conv2d_grad`` build the columns again (Filter@GRAD is one
+matmul with them) and scatter Filter^T @ Output@GRAD back with ``col2im_batch_last``, a loop over
+the kh*kw kernel offsets.  ``pool2d_grad``: average pooling is separable (two matmuls with 0/1 window matrices);
 max pooling sends each output's gradient to the first maximum of its window in row-major order,
 the reference CPU kernel's rule for ties (overlapping windows add up).
 """
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from ..core.errors import fmt_shape
+from .conv_gemm import batch_last, col2im_batch_last, columns_batch_last, columns_per_sample
 from .elementwise import check_float
 from .gradrule import Gradient, grad_slot
 from .registry import REQUIRED, register
@@ -146,41 +145,6 @@ def _make_conv_infer(depthwise: bool):
     return infer
 
 
-def _windows(x, ksize, strides, pads, dilations, fill=0):
-    """im2col view of NCHW ``x``: [N, C, OH, OW, kh, kw] (no copy beyond the padding)."""
-    top, bottom, left, right = pads
-    if top or bottom or left or right:
-        x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=fill)
-    (kh, kw), (dh, dw), (sh, sw) = ksize, dilations, strides
-    view = sliding_window_view(x, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(2, 3))
-    return view[:, :, ::sh, ::sw, ::dh, ::dw]
-
-
-def _im2col(x, ksize, strides, pads, dilations, groups):
-    """Columns [g, C/g * kh * kw, N * OH * OW] of NCHW ``x`` (one copy; the long N*OH*OW axis
-    innermost copies several times faster than the [N*OH*OW, K] layout)."""
-    win = _windows(x, ksize, strides, pads, dilations)
-    n, c, oh, ow, kh, kw = win.shape
-    cols = win.reshape(n, groups, c // groups, oh, ow, kh, kw).transpose(1, 2, 5, 6, 0, 3, 4)
-    return cols.reshape(groups, c // groups * kh * kw, n * oh * ow), (oh, ow)
-
-
-def _col2im(dcols, shape, ksize, strides, pads, dilations, channels_last):
-    """Adjoint of ``_im2col``: scatter-add ``dcols`` [g, C/g, kh, kw, N, OH, OW] into an input
-    of NCHW ``shape``; returned contiguous in NCHW or NHWC."""
-    n, c, h, w = shape
-    g, cg, kh, kw, _, oh, ow = dcols.shape
-    top, bottom, left, right = pads
-    (sh, sw), (dh, dw) = strides, dilations
-    padded = np.zeros((g, cg, n, h + top + bottom, w + left + right), dcols.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            padded[:, :, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] \
-                += dcols[:, :, i, j]
-    dx = padded.reshape(c, n, h + top + bottom, w + left + right)[:, :, top:top + h, left:left + w]
-    return np.ascontiguousarray(dx.transpose(1, 2, 3, 0) if channels_last else dx.transpose(1, 0, 2, 3))
-
-
 def _conv_setup(attrs, in_shape, w_shape):
     """(N, C, H, W), channels_last, strides, pads, dilations, groups of a convolution."""
     channels_last = attrs["data_format"] == "NHWC"
@@ -197,36 +161,33 @@ def _conv_kernel(ins, attrs, ctx):
     x, w = ins["Input"], ins["Filter"]
     (n, _, _, _), channels_last, strides, pads, dilations, g = _conv_setup(attrs, x.shape, w.shape)
     m, cg, kh, kw = w.shape
-    cols, (oh, ow) = _im2col(_nchw(x, channels_last), (kh, kw), strides, pads, dilations, g)
-    # [g, M/g, C/g*kh*kw] @ [g, C/g*kh*kw, N*OH*OW] -> [g, M/g, N*OH*OW]
-    out = np.matmul(w.reshape(g, m // g, cg * kh * kw), cols).reshape(m, n, oh, ow)
-    out = out.transpose(1, 2, 3, 0) if channels_last else out.transpose(1, 0, 2, 3)
-    return {"Output": np.ascontiguousarray(out, dtype=x.dtype)}
+    cols, (oh, ow) = columns_per_sample(_nchw(x, channels_last), (kh, kw), strides, pads, dilations, g)
+    # [g, M/g, C/g*kh*kw] @ [N, g, C/g*kh*kw, OH*OW] -> [N, g, M/g, OH*OW], i.e. NCHW
+    out = np.matmul(w.reshape(g, m // g, cg * kh * kw), cols).reshape(n, m, oh, ow)
+    return {"Output": np.ascontiguousarray(out.transpose(0, 2, 3, 1) if channels_last else out, dtype=x.dtype)}
 
 
 def _conv_grad_kernel(ins, attrs, ctx):
-    """Filter@GRAD = Output@GRAD @ columns^T; Input@GRAD = col2im(Filter^T @ Output@GRAD).
-    Each is computed only when ctx.wanted (Input's data is read only for Filter@GRAD)."""
+    """Filter@GRAD = Output@GRAD @ columns^T; Input@GRAD = col2im(Filter^T @ Output@GRAD), in
+    the batch-innermost layout (ops/conv_gemm.py).  Each is computed only when ctx.wanted (Input's
+    data is read only for Filter@GRAD)."""
     x, w, dout = ins["Input"], ins["Filter"], ins[grad_slot("Output")]
     (n, c, h, wd), channels_last, strides, pads, dilations, g = _conv_setup(attrs, x.shape, w.shape)
     m, cg, kh, kw = w.shape
-    oh, ow = _spatial(dout.shape, channels_last)[2:]
-    if channels_last:  # [N*OH*OW, g, M/g] -> [g, M/g, N*OH*OW]
-        d = dout.reshape(n * oh * ow, g, m // g).transpose(1, 2, 0)
-    else:
-        d = dout.reshape(n, g, m // g, oh * ow).transpose(1, 2, 0, 3).reshape(g, m // g, n * oh * ow)
+    d = batch_last(_nchw(dout, channels_last)).reshape(g, m // g, -1)     # [g, M/g, OH*OW*N]
     result = {}
     if grad_slot("Filter") in ctx.wanted:
-        cols, _ = _im2col(_nchw(x, channels_last), (kh, kw), strides, pads, dilations, g)
+        cols = columns_batch_last(_nchw(x, channels_last), (kh, kw), strides, pads, dilations, g)
         dw = np.matmul(d, cols.transpose(0, 2, 1))
         result[grad_slot("Filter")] = dw.reshape(w.shape).astype(w.dtype, copy=False)
     if grad_slot("Input") in ctx.wanted:
         filters_t = w.reshape(g, m // g, cg * kh * kw).transpose(0, 2, 1)
         # one output channel per group (depthwise): an outer product, 3x faster broadcast than matmul
         dcols = filters_t * d if m == g else np.matmul(filters_t, d)
-        dx = _col2im(dcols.reshape(g, cg, kh, kw, n, oh, ow), (n, c, h, wd), (kh, kw), strides, pads,
-                     dilations, channels_last)
-        result[grad_slot("Input")] = dx.astype(x.dtype, copy=False)
+        oh, ow = _spatial(dout.shape, channels_last)[2:]
+        dx = col2im_batch_last(dcols.reshape(c, kh, kw, oh, ow, n), (h, wd), strides, pads, dilations)
+        dx = dx.transpose(0, 2, 3, 1) if channels_last else dx
+        result[grad_slot("Input")] = np.ascontiguousarray(dx, dtype=x.dtype)
     return result
 
 
