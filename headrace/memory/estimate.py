@@ -24,6 +24,7 @@ concrete input shapes.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,6 +34,7 @@ from ..core.program import Program
 from ..ops.registry import InferContext, Meta
 from ..runtime.plan import build_plan
 from . import aliasing
+from .flops import op_flops
 
 
 class Buffer:
@@ -45,25 +47,31 @@ class Buffer:
 
 
 class Value:
-    """A simulated array: its buffer and a layout proxy (shape, dtype, strides)."""
+    """A simulated array: its buffer, shape and dtype, and (built when a rule asks for it) a layout
+    proxy with its strides; a value made without a layout is C-contiguous."""
 
-    __slots__ = ("buffer", "layout")
+    __slots__ = ("buffer", "shape", "dtype", "_layout")
 
-    def __init__(self, buffer, layout):
-        self.buffer, self.layout = buffer, layout
+    def __init__(self, buffer, layout=None, shape=None, dtype=None):
+        self.buffer, self._layout = buffer, layout
+        self.shape = tuple(layout.shape) if layout is not None else tuple(shape)
+        self.dtype = layout.dtype if layout is not None else np.dtype(dtype)
 
     @property
-    def shape(self):
-        return self.layout.shape
+    def layout(self):
+        if self._layout is None:
+            self._layout = aliasing.proxy(self.shape, self.dtype)
+        return self._layout
 
     @property
-    def dtype(self):
-        return self.layout.dtype
+    def nbytes(self):
+        return math.prod(self.shape) * self.dtype.itemsize
 
     @classmethod
     def fresh(cls, shape, dtype):
         dtype = np.dtype(dtype)
-        return cls(Buffer(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize), aliasing.proxy(shape, dtype))
+        shape = tuple(int(d) for d in shape)
+        return cls(Buffer(math.prod(shape) * dtype.itemsize), None, shape, dtype)
 
 
 @dataclass
@@ -75,6 +83,9 @@ class MemoryEstimate:
     profile: list = field(default_factory=list)   # per op: (index, type, live after, peak inside)
     op_types: list = field(default_factory=list)
     roles: list = field(default_factory=list)
+    flops: list = field(default_factory=list)      # per op, at the estimated shapes (flops.py)
+    var_bytes: dict = field(default_factory=dict)  # variable -> bytes of the value an op gave it
+    peak_at: int = 0                               # the allocation that reached the peak (its number)
 
     def __repr__(self):
         return (f"MemoryEstimate(peak_bytes={self.peak_bytes}, peak_op={self.peak_op}, "
@@ -82,24 +93,29 @@ class MemoryEstimate:
 
 
 class _Tracker:
-    """The executor's accounting (runtime/memory.py) over simulated buffers."""
+    """The executor's accounting (runtime/memory.py) over simulated buffers.  ``snapshot`` is
+    called at the acquire numbered ``snapshot_at`` (a second pass finds what is live at the peak
+    without a copy of the whole environment at every new high)."""
 
-    def __init__(self):
+    def __init__(self, snapshot=None, snapshot_at=-1):
         self.current = self.peak = self.high = 0   # high: the most reached since the step began
-        self.at_peak = None
+        self.count, self.peak_at = 0, 0
+        self.snapshot, self.snapshot_at, self.at_peak = snapshot, snapshot_at, None
 
-    def acquire(self, value, snapshot):
+    def acquire(self, value):
         if not isinstance(value, Value):
             return
         buf = value.buffer
         buf.refs += 1
         if buf.refs == 1:
             self.current += buf.nbytes
+            self.count += 1
             if self.current > self.high:
                 self.high = self.current
             if self.current > self.peak:
-                self.peak = self.current
-                self.at_peak = snapshot()
+                self.peak, self.peak_at = self.current, self.count
+            if self.count == self.snapshot_at:
+                self.at_peak = self.snapshot()
 
     def release(self, value):
         if not isinstance(value, Value):
@@ -170,8 +186,8 @@ def _reshaped(layout, shape):
 
 
 def _fits(given, shape, dtype) -> bool:
-    return (isinstance(given, Value) and tuple(given.shape) == tuple(shape) and given.dtype == np.dtype(dtype)
-            and given.layout.flags.c_contiguous)
+    return (isinstance(given, Value) and given.shape == tuple(shape) and given.dtype == np.dtype(dtype)
+            and (given._layout is None or given._layout.flags.c_contiguous))
 
 
 def _outputs(step, ins, outs_meta, given) -> dict:
@@ -199,7 +215,10 @@ def _outputs(step, ins, outs_meta, given) -> dict:
             if src[0] == "input":
                 owner = ins[src[1]][src[2]]
                 layout = layouts.get((slot, k))
-                values.append(Value(owner.buffer, layout if layout is not None else _reshaped(owner.layout, shape)))
+                if layout is None and owner.shape == tuple(shape):
+                    values.append(Value(owner.buffer, owner._layout, owner.shape, owner.dtype))
+                else:
+                    values.append(Value(owner.buffer, layout if layout is not None else _reshaped(owner.layout, shape)))
                 continue
             # ("fresh", key) or ("buffer", [buffer slot, key]): one Value per key within the step
             buf_slot = src[1] if src[0] == "buffer" and len(src) > 1 else slot
@@ -208,7 +227,7 @@ def _outputs(step, ins, outs_meta, given) -> dict:
             if value is None or value.shape != tuple(shape):
                 donor = given.get(buf_slot) if src[0] == "buffer" and opdef.buffers else None
                 if _fits(donor, shape, dtype.numpy):
-                    value = Value(donor.buffer, aliasing.proxy(shape, dtype.numpy))
+                    value = Value(donor.buffer, None, shape, dtype.numpy)
                 else:
                     value = Value.fresh(shape, dtype.numpy)
                 made[key] = value
@@ -244,27 +263,33 @@ def _fetch_names(fetch_list) -> tuple:
     return tuple(f if isinstance(f, str) else f.name for f in fetch_list)
 
 
-def estimate(program, feed, build_strategy=None, fetch_list=None) -> MemoryEstimate:
-    """See the module docstring."""
+def estimate(program, feed, build_strategy=None, fetch_list=None, live_at_peak=True) -> MemoryEstimate:
+    """See the module docstring (``live_at_peak=False`` skips the second pass that finds it)."""
     if not isinstance(feed, dict):
         raise TypeError(f"estimate: feed must be a dict of name -> array or shape, got {type(feed).__name__}")
     fetch_names = _fetch_names(fetch_list)
     run = _program_to_plan(program, build_strategy, tuple(feed), fetch_names)
     plan = build_plan(run, tuple(feed), fetch_names)
-    return _Simulation(run, plan).run(feed)
+    result = _Simulation(run, plan).run(feed)
+    if live_at_peak:
+        again = _Simulation(run, plan, snapshot_at=result.peak_at)
+        again.run(feed)
+        result.live_at_peak = again.tracker.at_peak or {}
+    return result
 
 
 class _Simulation:
-    def __init__(self, program, plan):
+    def __init__(self, program, plan, snapshot_at=-1):
         self.program, self.plan = program, plan
         self.block = program.global_block()
-        self.tracker = _Tracker()
+        self.tracker = _Tracker(self._snapshot, snapshot_at)
         self.env, self.scope, self.given = {}, {}, {}
+        self.flops, self.var_bytes = [], {}
 
     def _store_persistable(self, name, value):
         old = self.scope.get(name)
         self.scope[name] = value
-        self.tracker.acquire(value, self._snapshot)
+        self.tracker.acquire(value)
         if old is not None:
             self.tracker.release(old)
 
@@ -292,7 +317,9 @@ class _Simulation:
 
     def run(self, feed) -> MemoryEstimate:
         persistable_bytes = self._persistables()
-        self.tracker.peak, self.tracker.at_peak = self.tracker.current, self._snapshot()
+        self.tracker.peak, self.tracker.peak_at = self.tracker.current, self.tracker.count
+        if self.tracker.snapshot_at == self.tracker.count:
+            self.tracker.at_peak = self._snapshot()
         env, plan, tracker = self.env, self.plan, self.tracker
         for name in plan.persist_reads:
             if name not in self.scope:
@@ -303,7 +330,7 @@ class _Simulation:
             if name in plan.persistables:
                 self._store_persistable(name, value)
             else:
-                tracker.acquire(value, self._snapshot)
+                tracker.acquire(value)
             env[name] = value
         peak_step, profile = -1, []
         for i, step in enumerate(plan.steps):
@@ -312,12 +339,12 @@ class _Simulation:
             if tracker.peak > before:
                 peak_step = i
             profile.append((i, step.op_type, tracker.current, tracker.high))
-        at_peak = tracker.at_peak
+        at_peak = {}
         peak_op = (peak_step, plan.steps[peak_step].op_type) if peak_step >= 0 else (-1, "feed")
         ops = [s.op for s in plan.steps]
-        return MemoryEstimate(tracker.peak, peak_op, at_peak, persistable_bytes,
-                              profile,
-                              [op.type for op in ops], [op.attrs.get("op_role", 0) for op in ops])
+        return MemoryEstimate(tracker.peak, peak_op, at_peak, persistable_bytes, profile,
+                              [op.type for op in ops], [op.attrs.get("op_role", 0) for op in ops],
+                              self.flops, self.var_bytes, tracker.peak_at)
 
     def _step(self, step):
         env, tracker, persist = self.env, self.tracker, self.plan.persistables
@@ -332,15 +359,17 @@ class _Simulation:
         except HeadraceError as exc:
             raise type(exc)(f"estimate: {exc}") from exc
         outs = _outputs(step, ins, metas, given)
+        self.flops.append(op_flops(step.op_type, ins, metas, step.attrs))
         for slot, names, _ in step.outs:
             for name, value in zip(names, outs[slot]):
+                self.var_bytes.setdefault(name, value.nbytes)
                 if name in persist:
                     self._store_persistable(name, value)
                     env[name] = value
                     continue
                 old = env.get(name)
                 env[name] = value
-                tracker.acquire(value, self._snapshot)
+                tracker.acquire(value)
                 if old is not None:
                     tracker.release(old)
         self.given = {}
