@@ -2,7 +2,8 @@
 
 Per op: look the op up, gather the input arrays, resolve attributes (defaults, unknown names
 rejected) and run ``infer`` on the input arrays, so a bad input is the same clear error as at
-static build time (naming the op, the slot and the user's line); pick the generator of a random
+static build time (naming the op, the slot and the user's line) -- once per signature (op,
+attributes as given, input shapes and dtypes): a call like one that passed reuses its result; pick the generator of a random
 op and run the kernel through the one step runner (``ops/step.py``: the same generator choice,
 output checks in check mode and error wrapping as the executor); wrap the outputs in Tensors (or
 write them into the Tensors the caller passed as ``outputs``); and, when gradients are enabled
@@ -72,16 +73,55 @@ def _infer(op_type, opdef, infer_ins, attrs):
     return ctx.outs
 
 
+_CHECKED: dict = {}     # signature of a call that passed its checks -> (resolved attrs, inferred)
+_CHECKED_MAX = 4096     # forgotten all at once when full (varying shapes must not grow it forever)
+
+
+def _freeze(value):
+    """A hashable, type-exact form of an attribute value (True and 1 differ)."""
+    if type(value) in (list, tuple):
+        return (list, tuple(_freeze(v) for v in value))
+    return (type(value), value)
+
+
+def _signature(op_type, given, infer_ins):
+    """What attribute resolution and ``infer`` depend on: the op, the attributes as given, and
+    every input's shape and dtype (infer reads nothing else); None if an attribute is unhashable."""
+    try:
+        attrs = tuple((name, _freeze(value)) for name, value in given.items())
+        key = (op_type, attrs, tuple((slot, tuple((a.shape, a.dtype) for a in arrays))
+                                     for slot, arrays in infer_ins.items()))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _check(op_type, opdef, given, infer_ins):
+    """``(resolved attrs, inferred outputs)``: cached per signature, so a repeated call skips
+    resolution and shape inference; a failing call is never cached and raises every time."""
+    key = _signature(op_type, given, infer_ins)
+    checked = _CHECKED.get(key) if key is not None else None
+    if checked is not None:
+        return checked
+    try:
+        attrs = resolve_attrs(opdef, given, op_type, None)
+    except HeadraceError:
+        resolve_attrs(opdef, given, op_type, user_callsite())
+        raise
+    checked = (attrs, _infer(op_type, opdef, infer_ins, attrs))
+    if key is not None:
+        if len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.clear()
+        _CHECKED[key] = checked
+    return checked
+
+
 def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
     """Run one op eagerly; return ``{slot: [Tensor, ...]}`` like ``apply_op`` in static mode."""
     opdef = lookup(op_type)
     kernel_ins, infer_ins, in_tensors = _gather(op_type, opdef, inputs or {})
-    try:
-        attrs = resolve_attrs(opdef, attrs or {}, op_type, None)
-    except HeadraceError:
-        resolve_attrs(opdef, attrs or {}, op_type, user_callsite())
-        raise
-    inferred = _infer(op_type, opdef, infer_ins, attrs)
+    attrs, inferred = _check(op_type, opdef, attrs or {}, infer_ins)
     given = {slot: list(_as_items(v)) for slot, v in (outputs or {}).items()}
     wanted = [s.name for s in opdef.outputs if s.name in given or not s.optional]
     step, expect = _step(op_type, opdef, attrs, inputs or {}, given, wanted, inferred)
