@@ -51,3 +51,19 @@ def test_the_cache_is_bounded(monkeypatch):
     for n in range(1, 11):
         paddle.tanh(paddle.to_tensor(np.ones((n,), "float32")))
         assert len(runner._CHECKED) <= 4
+
+
+def test_nodes_of_one_signature_share_prepared_gradient_ops_but_not_their_lines():
+    runner._PLANS.clear()
+    w = paddle.to_tensor(np.ones((3, 2), "float32"), stop_gradient=False)
+    x = paddle.to_tensor(np.ones((4, 3), "float32"))
+    a = paddle.matmul(x, w)
+    b = paddle.matmul(x, w)
+    assert a._node.grad_ops is b._node.grad_ops and len(runner._PLANS) == 1
+    assert a._node.callsite != b._node.callsite          # each node names its own line
+    x.stop_gradient = False
+    c = paddle.matmul(x, w)                              # X needs a gradient too: another plan
+    assert len(runner._PLANS) == 2 and c._node.grad_ops is not a._node.grad_ops
+    (a.sum() + c.sum()).backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.full((3, 2), 8.0))
+    np.testing.assert_allclose(x.grad.numpy(), np.full((4, 3), 2.0))
