@@ -7,7 +7,8 @@ Every op here may overwrite its input (``inplace={"Out": "X"}``).  Inputs are fl
 
 Gradients: each op's ``<type>_grad`` follows it and reads ``Out@GRAD`` plus either ``Out``
 (relu, sigmoid, tanh, exp, sqrt, softmax: the derivative is a function of the output, so X may
-be overwritten by the forward) or ``X`` (leaky_relu, gelu, log, square, abs).  ``X@GRAD`` may
+be overwritten by the forward) or ``X`` (leaky_relu, log, square, abs); gelu_grad reads both
+(exact float32 takes Phi(X) as Out / X).  ``X@GRAD`` may
 overwrite ``Out@GRAD`` (``inplace``), as in the reference.  Derivatives at kinks follow the
 reference: relu'(0) = 0 (``Out > 0``), leaky_relu'(0) = alpha (``X > 0``), abs'(0) = sign(0) = 0.
 
@@ -179,13 +180,25 @@ def _gelu32(x64):
     return x64 * normal_cdf(x64)
 
 
-def _gelu32_grad(x64, dout64):
-    cdf, density = normal_cdf(x64, density=True)    # Phi(x), exp(-x**2 / 2)
-    density *= _ONE_OVER_SQRT_2PI
-    density *= x64
-    density += cdf
-    density *= dout64
-    return density
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+
+
+def _gelu32_grad_from_out(x64, out64, dout64):
+    """(Phi(x) + x phi(x)) dOut with Phi(x) = Out / x: Out is x Phi(x) rounded once to float32, so
+    the quotient is Phi to float32 accuracy wherever Out is a normal float32; elsewhere (x = 0,
+    tiny |x|, the far left tail) Phi is computed again."""
+    again = np.abs(out64) < _FLOAT32_TINY
+    cdf = np.divide(out64, x64, out=np.empty_like(x64), where=~again)
+    if again.any():
+        cdf[again] = normal_cdf(x64[again])
+    d = x64 * x64
+    d *= -0.5
+    np.exp(d, out=d)
+    d *= _ONE_OVER_SQRT_2PI        # phi(x)
+    d *= x64
+    d += cdf
+    d *= dout64
+    return d
 
 
 def _gelu(x, attrs, buf):
@@ -205,8 +218,6 @@ def _gelu(x, attrs, buf):
 def _gelu_grad(x, dout, attrs, buf):
     """Exact: d/dx x Phi(x) = Phi(x) + x phi(x).  approximate=True, with t = tanh(u),
     u = sqrt(2/pi) (x + 0.044715 x**3): 0.5 (1 + t) + 0.5 x (1 - t**2) sqrt(2/pi) (1 + 3 * 0.044715 x**2)."""
-    if x.dtype == np.float32 and not attrs["approximate"]:
-        return _float64_chunks(_gelu32_grad, np.empty(x.shape, x.dtype) if buf is None else buf, x, dout)
     x64 = x.astype(np.float64, copy=False)
     if attrs["approximate"]:
         sq = x64 * x64
@@ -229,8 +240,24 @@ def _gelu_grad(x, dout, attrs, buf):
     return d.astype(x.dtype, copy=False) if buf is None else store(d, buf)
 
 
-_register_unary("gelu", _gelu, "Out = X * Phi(X) (Phi: standard normal CDF); approximate=True uses tanh",
-                grad=("X", _gelu_grad), attrs={"approximate": False})
+def _gelu_grad_kernel(ins, attrs, ctx):
+    """gelu_grad reads X, Out and Out@GRAD: exact float32 takes Phi(X) = Out / X from the forward
+    (``_gelu32_grad_from_out``), the rest computes from X (``_gelu_grad``)."""
+    if DX not in ctx.wanted:
+        return {}
+    x, dout = ins["X"], ins[DOUT]
+    buf = ctx.buffer(DX, x.shape, x.dtype)
+    if x.dtype == np.float32 and not attrs["approximate"]:
+        out = np.empty(x.shape, x.dtype) if buf is None else buf
+        return {DX: _float64_chunks(_gelu32_grad_from_out, out, x, ins["Out"], dout)}
+    return {DX: np.asarray(_gelu_grad(x, dout, attrs, buf))}
+
+
+register("gelu", inputs=["X"], outputs=["Out"], attrs={"approximate": False}, infer=_infer_unary(FLOATS),
+         kernel=_unary_kernel(_gelu), inplace={"Out": "X"}, buffers=True,
+         grad=Gradient(_gelu_grad_kernel, inputs=("X",), outputs=("Out",), like={DX: "X"},
+                       inplace={DX: DOUT}, buffers=True),
+         doc="Out = X * Phi(X) (Phi: standard normal CDF); approximate=True uses tanh")
 
 
 # --- log, exp, sqrt, square, abs -----------------------------------------------------------------

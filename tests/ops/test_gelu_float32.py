@@ -53,18 +53,24 @@ def test_float32_gelu_is_within_one_ulp_of_the_correctly_rounded_value():
     assert np.mean(got == want) > 0.95          # mostly correctly rounded
 
 
-def test_float32_gelu_gradient_is_within_two_roundings_of_its_terms():
-    """(Phi(x) + x phi(x)) dOut: the two terms cancel near x = -0.75, so the error is measured
-    against the size of the terms (|Phi| + |x phi|) |dOut|, in float32 units."""
-    x = _points(seed=4)
+def _gelu(x):
+    return lookup("gelu").kernel({"X": x}, EXACT, context())["Out"]
+
+
+def test_float32_gelu_gradient_is_within_three_half_ulps_of_its_terms():
+    """(Phi(x) + x phi(x)) dOut, with Phi(x) = Out / x from the forward's float32 Out (one
+    rounding) where Out is a normal float32.  The two terms cancel near x = -0.75, so the error is
+    measured against the size of the terms (|Phi| + |x phi|) |dOut|, in float32 half-ulps:
+    Out's rounding, the forward's approximation and the final rounding."""
+    x = np.concatenate([_points(seed=4), np.array([1e-40, -1e-40, -13.5, -14.0, -20.0], np.float32)])
     dout = np.random.default_rng(5).uniform(0.5, 2.0, x.shape).astype(np.float32)
-    got = lookup("gelu_grad").kernel({"X": x, DOUT: dout}, EXACT, context([DX]))[DX]
+    got = lookup("gelu_grad").kernel({"X": x, "Out": _gelu(x), DOUT: dout}, EXACT, context([DX]))[DX]
     terms = [(_phi(float(v)), float(v) * math.exp(-float(v) ** 2 / 2) / math.sqrt(2 * math.pi), float(d))
              for v, d in zip(x, dout)]
     want = np.array([(p + q) * d for p, q, d in terms])
     scale = np.array([(abs(p) + abs(q)) * d for p, q, d in terms])
     assert got.dtype == np.float32
-    assert np.all(np.abs(got - want) <= 2 * 2.0 ** -24 * scale + 1e-45)
+    assert np.all(np.abs(got - want) <= 3 * 2.0 ** -24 * scale + 1e-45)
 
 
 @pytest.mark.parametrize("op", ["gelu", "gelu_grad"])
@@ -74,7 +80,7 @@ def test_float32_gelu_in_place_across_chunks_and_on_views_is_bit_identical(op):
     rng = np.random.default_rng(6)
     x = (rng.standard_normal((_CHUNK // 64 + 3, 130)) * 4).astype(np.float32)
     opdef = lookup(op)
-    out_slot, reads = ("Out", {"X": x}) if op == "gelu" else (DX, {"X": x, DOUT: x * 0.5})
+    out_slot, reads = ("Out", {"X": x}) if op == "gelu" else (DX, {"X": x, "Out": _gelu(x), DOUT: x * 0.5})
     plain = opdef.kernel(dict(reads), EXACT, context([out_slot]))[out_slot]
     own = reads["X"].copy() if op == "gelu" else reads[DOUT].copy()
     inplace = dict(reads, **({"X": own} if op == "gelu" else {DOUT: own}))
