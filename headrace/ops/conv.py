@@ -169,18 +169,27 @@ def _conv_kernel(ins, attrs, ctx):
 
 def _conv_grad_kernel(ins, attrs, ctx):
     """Filter@GRAD = Output@GRAD @ columns^T; Input@GRAD = col2im(Filter^T @ Output@GRAD), in
-    the batch-innermost layout (ops/conv_gemm.py).  Each is computed only when ctx.wanted (Input's
+    the batch-innermost layout (ops/conv_gemm.py).  Filter@GRAD is summed over per-sample products
+    instead when those [N, g, M/g, C/g*kh*kw] partials are no larger than Output@GRAD (few
+    filters of few cells, e.g. a first layer).  Each is computed only when ctx.wanted (Input's
     data is read only for Filter@GRAD)."""
     x, w, dout = ins["Input"], ins["Filter"], ins[grad_slot("Output")]
     (n, c, h, wd), channels_last, strides, pads, dilations, g = _conv_setup(attrs, x.shape, w.shape)
     m, cg, kh, kw = w.shape
-    d = batch_last(_nchw(dout, channels_last)).reshape(g, m // g, -1)     # [g, M/g, OH*OW*N]
+    want_dx = grad_slot("Input") in ctx.wanted
+    per_sample = n * m * cg * kh * kw <= dout.size * g
+    d = batch_last(_nchw(dout, channels_last)).reshape(g, m // g, -1) if want_dx or not per_sample else None
     result = {}
     if grad_slot("Filter") in ctx.wanted:
-        cols = columns_batch_last(_nchw(x, channels_last), (kh, kw), strides, pads, dilations, g)
-        dw = np.matmul(d, cols.transpose(0, 2, 1))
+        xs = _nchw(x, channels_last)
+        if per_sample:   # sum over N of [M/g, OH*OW] @ [OH*OW, K/g] per sample and group
+            cols, (oh, ow) = columns_per_sample(xs, (kh, kw), strides, pads, dilations, g)
+            ds = _nchw(dout, channels_last).reshape(n, g, m // g, oh * ow)
+            dw = np.matmul(ds, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+        else:
+            dw = np.matmul(d, columns_batch_last(xs, (kh, kw), strides, pads, dilations, g).transpose(0, 2, 1))
         result[grad_slot("Filter")] = dw.reshape(w.shape).astype(w.dtype, copy=False)
-    if grad_slot("Input") in ctx.wanted:
+    if want_dx:
         filters_t = w.reshape(g, m // g, cg * kh * kw).transpose(0, 2, 1)
         # one output channel per group (depthwise): an outer product, 3x faster broadcast than matmul
         dcols = filters_t * d if m == g else np.matmul(filters_t, d)
