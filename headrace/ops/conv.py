@@ -377,20 +377,23 @@ def _avg_pool_grad(dout, h_axis, w_axis, attrs, ksize, h, w):
     return np.matmul(_window_matrix(ih, vh, h, dout.dtype).T, rows.reshape(n * c, oh, w)).reshape(n, c, h, w)
 
 
-def _max_pool_grad_strided(x, dout, ksize, strides, pads):
+def _max_pool_grad_strided(x, out, dout, ksize, strides, pads):
     """Regular windows: loop over the kh*kw window offsets on strided views of X padded with
-    -inf; at each offset, the windows whose maximum sits there and was not found earlier take
-    their gradient (so the first maximum in row-major order wins, as in ``_max_pool_grad_gather``).
-    Windows that do not overlap write their cells once; overlapping ones add up."""
+    -inf; at each offset, the windows whose maximum (``out``, the forward's Out, or computed
+    again when it is None) sits there and was not found earlier take their gradient (so the
+    first maximum in row-major order wins, as in ``_max_pool_grad_gather``).  Windows that do
+    not overlap write their cells once; overlapping ones add up."""
     h, w = x.shape[2:]
     (kh, kw), (sh, sw), top, left = ksize, strides, pads[0], pads[2]
     x, cells = _pad_for_windows(x, ksize, strides, pads, dout.shape[2:], -np.inf)
     dx = np.zeros(x.shape, dout.dtype)
-    best = x[cells(0, 0)].copy()
-    for a in range(kh):
-        for b in range(kw):
-            if a or b:
-                np.maximum(best, x[cells(a, b)], out=best)
+    best = out
+    if best is None:
+        best = x[cells(0, 0)].copy()
+        for a in range(kh):
+            for b in range(kw):
+                if a or b:
+                    np.maximum(best, x[cells(a, b)], out=best)
     found = None
     for a in range(kh):
         for b in range(kw):
@@ -439,7 +442,9 @@ def _pool_grad_kernel(ins, attrs, ctx):
         dx = _avg_pool_grad(dout, h_axis, w_axis, attrs, ksize, h, w)
     elif _strided(attrs, ksize):
         _, strides, pads, _ = _pool_geometry(attrs, (h, w))
-        dx = _max_pool_grad_strided(x, dout, ksize, strides, pads)
+        out = ins.get("Out")
+        out = None if out is None else _nchw(out, channels_last)
+        dx = _max_pool_grad_strided(x, out, dout, ksize, strides, pads)
     else:
         dx = _max_pool_grad_gather(x, dout, h_axis, w_axis)
     if channels_last:
@@ -459,7 +464,8 @@ register(
     attrs=dict(_POOL_ATTRS),
     infer=_pool_infer,
     kernel=_pool_kernel,
-    grad=Gradient(_pool_grad_kernel, inputs=("X",), like={grad_slot("X"): "X"}),
+    grad=Gradient(_pool_grad_kernel, inputs=("X",), outputs=("Out",), optional=("Out",),
+                  like={grad_slot("X"): "X"}),
     doc="Out = max or average over (kh, kw) windows of X (global, adaptive and ceil_mode variants)",
 )
 

@@ -39,3 +39,17 @@ def test_strided_and_gathered_max_pool_gradients_agree_with_ties(case, monkeypat
     strided, gathered = _both_paths(monkeypatch, "pool2d_grad", {"X": x, grad_slot("Out"): dout}, case.attrs,
                                     grad_slot("X"))
     np.testing.assert_array_equal(strided, gathered)
+
+
+@pytest.mark.parametrize("case", [c for c in POOL_CASES if c.attrs.get("pooling_type", "max") == "max"],
+                         ids=ids([c for c in POOL_CASES if c.attrs.get("pooling_type", "max") == "max"]))
+def test_max_pool_gradient_with_the_forward_output_is_bit_identical(case):
+    """pool2d_grad may read Out (the windows' maxima) instead of finding them again."""
+    x = np.round(case.inputs["X"] * 2)
+    attrs = {**lookup("pool2d").attrs, **case.attrs}
+    out = lookup("pool2d").kernel({"X": x}, attrs, context(["Out"]))["Out"]
+    dout = np.arange(1.0, out.size + 1).reshape(out.shape).astype(x.dtype)
+    kernel, wanted = lookup("pool2d_grad").kernel, context([grad_slot("X")])
+    without = kernel({"X": x, grad_slot("Out"): dout}, attrs, wanted)[grad_slot("X")]
+    with_out = kernel({"X": x, "Out": out, grad_slot("Out"): dout}, attrs, wanted)[grad_slot("X")]
+    np.testing.assert_array_equal(with_out, without)
