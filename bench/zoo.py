@@ -1,7 +1,7 @@
 """Training-step time across model families: headrace (static, static + passes, eager) vs PyTorch CPU.
 
     python bench/zoo.py [--models lenet,encoder,embed,tiny,mlp] [--configs static,passes,eager,torch]
-                        [--rounds 3] [--seconds 2.0] [--threads 2]
+                        [--rounds 3] [--seconds 2.0] [--threads 2] [--base PATH]
 
 Models (float32, plain SGD, one training step = forward + backward + update):
 
@@ -21,6 +21,11 @@ threads (OMP/OpenBLAS/MKL variables, torch.set_num_threads), warms up, then time
 ``--seconds`` and reports the median step time.  The parent interleaves configurations round by
 round and keeps each one's best median over ``--rounds`` rounds; it prints milliseconds per step
 and the ratio to PyTorch (lower is better; <= 1.0 means headrace is at least as fast).
+``--metric cpu`` ranks by the process's CPU time per step instead of wall-clock time: on a
+shared, overloaded machine that is far steadier, and with ``--threads 1`` it is comparable
+between headrace and PyTorch (with more threads it also counts BLAS threads spinning).
+``--base PATH`` also runs every headrace configuration on the headrace package of another checkout
+(e.g. ``git worktree add /tmp/base <commit>``), interleaved with the others, as ``<config>@base``.
 """
 from __future__ import annotations
 
@@ -272,28 +277,32 @@ def child(model, config, seconds, threads):
     step()
     while time.perf_counter() < warm_until:
         step()
-    times = []
+    times, cpu = [], []
     end = time.perf_counter() + seconds
     while time.perf_counter() < end or len(times) < 5:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         step()
         times.append(time.perf_counter() - t0)
-    print(json.dumps({"median": statistics.median(times), "steps": len(times)}))
+        cpu.append(time.process_time() - c0)
+    print(json.dumps({"wall": statistics.median(times), "cpu": statistics.median(cpu), "steps": len(times)}))
 
 
 def run_child(model, config, args):
     env = dict(os.environ)
+    tree = os.path.join(HERE, "..")
+    if config.endswith("@base"):
+        config, tree = config[:-len("@base")], args.base
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(args.threads)
     env.pop("HEADRACE_CHECK_KERNELS", None)
-    env["PYTHONPATH"] = os.path.join(HERE, "..") + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.path.abspath(tree) + os.pathsep + env.get("PYTHONPATH", "")
     cmd = [sys.executable, os.path.abspath(__file__), "--child", model, config,
            "--seconds", str(args.seconds), "--threads", str(args.threads)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if proc.returncode:
         sys.stderr.write(f"{model}/{config} failed:\n{proc.stderr[-3000:]}\n")
         return None
-    return json.loads(proc.stdout.strip().splitlines()[-1])["median"]
+    return json.loads(proc.stdout.strip().splitlines()[-1])[args.metric]
 
 
 def torch_available():
@@ -311,12 +320,17 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--metric", choices=("wall", "cpu"), default="wall",
+                        help="median wall-clock or process CPU time per step (cpu: load-robust; use with --threads 1)")
+    parser.add_argument("--base", help="another checkout whose headrace runs as <config>@base")
     parser.add_argument("--child", nargs=2, metavar=("MODEL", "CONFIG"))
     args = parser.parse_args()
     if args.child:
         return child(*args.child, args.seconds, args.threads)
     models = args.models.split(",")
     configs = [c for c in args.configs.split(",") if c != "torch" or torch_available()]
+    if args.base:
+        configs += [f"{c}@base" for c in configs if c != "torch"]
     best = {}
     for r in range(args.rounds):
         for model in models:
@@ -324,7 +338,7 @@ def main():
                 t = run_child(model, config, args)
                 if t is not None:
                     best[model, config] = min(t, best.get((model, config), float("inf")))
-                print(f"round {r + 1} {model:8s} {config:7s} "
+                print(f"round {r + 1} {model:8s} {config:12s} "
                       f"{'failed' if t is None else f'{t * 1e3:9.2f} ms'}", file=sys.stderr, flush=True)
     header = "| model | " + " | ".join(f"{c} ms" for c in configs)
     others = [c for c in configs if c != "torch"]
