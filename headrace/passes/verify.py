@@ -24,13 +24,9 @@ Checks, per block, walking the ops in order:
 from __future__ import annotations
 
 from ..core.names import EMPTY_VAR_NAME
-from ..core.errors import HeadraceError, where
+from ..core.errors import HeadraceError, ProgramError, where
 from ..core.roles import BUFFER_ATTR, COMMON_ATTRS
 from ..ops.registry import check_slots, compatible_shapes, input_vars, lookup, run_infer
-
-
-class ProgramError(HeadraceError, ValueError):
-    """A Program breaks an invariant every transformation must keep."""
 
 
 def check_program(program, feeds=()) -> None:
