@@ -76,7 +76,7 @@ def load(path, **configs):
         if found is None:
             raise ValueError(f"The ``path`` ({path}) to load model not exists.")
         return found if return_numpy else _state_to_tensors(found)
-    kind, obj = read_file(path)
+    kind, obj = read_file(path, tensors=not return_numpy)
     if kind == PICKLE_KIND:
         return _from_pickle(obj, return_numpy, bool(configs.get("keep_name_table", False)))
     if kind == OBJECT_KIND:
