@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import mmap
 import os
 import struct
 import tempfile
@@ -151,34 +152,72 @@ def read(path: str) -> tuple:
     except FileNotFoundError:
         raise FileNotFoundError(f"no such file: {path!r}") from None
     with f:
-        return read_from(f, path, os.fstat(f.fileno()).st_size)
+        size = os.fstat(f.fileno()).st_size
+        if size < _MMAP_FROM:
+            return read_from(f, path, size)
+        try:
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+        except (OSError, ValueError):   # a file system without mmap
+            return read_from(f, path, size)
+        header, text = _read_header(f, path, size)
+    return _read_mapped(mapped, header, text, path, size)
 
 
-def read_from(f, path: str, size: int) -> tuple:
-    """``read`` for an open binary file of ``size`` bytes; errors name ``path``."""
-    header, text = _read_header(f, path, size)
+_MMAP_FROM = 1 << 20
+
+
+def _read_mapped(mapped, header: dict, text: bytes, path: str, size: int) -> tuple:
+    """``read`` of a memory-mapped file: the arrays are writable copy-on-write views of the
+    mapping (no copy; the file on disk never changes), checked by the same CRC.  Safe because
+    headrace replaces files by rename and never rewrites one in place."""
+    view = memoryview(mapped)
+    meta, entries, crc, recorded = _parse_header(header, text, path, size)
+    start = 8 + len(text)
+    if recorded is not None:
+        crc = zlib.crc32(view[start:], crc)
+    arrays, offset = {}, start
+    for name, dtype, shape, count in entries:
+        array = np.frombuffer(mapped, dtype=dtype, count=count // dtype.itemsize, offset=offset).reshape(shape)
+        arrays[name] = array if dtype.isnative else array.astype(dtype.newbyteorder("="))
+        offset += count
+    _check_crc(crc, recorded, path)
+    return arrays, {k: v for k, v in meta.items() if k != CRC_KEY}
+
+
+def _parse_header(header: dict, text: bytes, path: str, size: int) -> tuple:
+    """``(metadata, entries, CRC of the header, recorded CRC or None for foreign files)``."""
     meta = header.pop("__metadata__", None) or {}
     if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
         raise CheckpointError(f"{path}: corrupt header: `__metadata__` must map str to str")
     entries = _entries(header, path, size - 8 - len(text))
-    ours = CRC_KEY in meta or FORMAT_KEY in meta
-    if ours:
-        recorded = meta.get(CRC_KEY)
-        if _canonical(dict(header, __metadata__=meta)) != text.rstrip(b" "):
-            raise CheckpointError(f"{path}: corrupt header (it differs from what headrace writes)")
-        crc = zlib.crc32(_canonical(dict(header, __metadata__={k: v for k, v in meta.items() if k != CRC_KEY})))
+    if CRC_KEY not in meta and FORMAT_KEY not in meta:
+        return meta, entries, 0, None
+    if _canonical(dict(header, __metadata__=meta)) != text.rstrip(b" ") or CRC_KEY not in meta:
+        raise CheckpointError(f"{path}: corrupt header (it differs from what headrace writes)")
+    crc = zlib.crc32(_canonical(dict(header, __metadata__={k: v for k, v in meta.items() if k != CRC_KEY})))
+    return meta, entries, crc, meta[CRC_KEY]
+
+
+def _check_crc(crc: int, recorded, path: str) -> None:
+    if recorded is not None and f"{crc:08x}" != recorded:
+        raise CheckpointError(f"{path}: checksum mismatch (content CRC-32 {crc:08x}, recorded {recorded}): "
+                              "the file is corrupt; nothing was loaded from it")
+
+
+def read_from(f, path: str, size: int) -> tuple:
+    """``read`` for an open binary file of ``size`` bytes (read into arrays of their own)."""
+    header, text = _read_header(f, path, size)
+    meta, entries, crc, recorded = _parse_header(header, text, path, size)
     arrays = {}
     for name, dtype, shape, count in entries:
         array = np.empty(shape, dtype=dtype)
         view = memoryview(array).cast("B") if array.nbytes else bytearray()
         if f.readinto(view) != count:
             raise CheckpointError(f"{path}: truncated while reading tensor {name!r}")
-        if ours:
+        if recorded is not None:
             crc = zlib.crc32(view, crc)
         arrays[name] = array if dtype.isnative else array.astype(dtype.newbyteorder("="))
-    if ours and f"{crc:08x}" != recorded:
-        raise CheckpointError(f"{path}: checksum mismatch (content CRC-32 {crc:08x}, recorded {recorded}): "
-                              "the file is corrupt; nothing was loaded from it")
+    _check_crc(crc, recorded, path)
     return arrays, {k: v for k, v in meta.items() if k != CRC_KEY}
 
 

@@ -118,3 +118,22 @@ def test_a_save_killed_at_any_moment_leaves_a_whole_file(tmp_path):
         assert arrays["a"].shape == (512, 1024) and np.all(arrays["a"] == k)
         seen.add(k)
     assert len(seen) > 1          # the kills really landed while saves were going on
+
+
+def test_large_files_are_memory_mapped_copy_on_write_and_still_verified(tmp_path):
+    path = tmp_path / "big.pdparams"
+    big = {"w": np.arange(1 << 19, dtype="float32"), "b": np.ones(3, dtype="float64")}
+    container.write(path, big)
+    assert path.stat().st_size >= container._MMAP_FROM
+    arrays, _ = container.read(path)
+    _same(arrays, big)
+    arrays["w"][:] = -1                       # writable, and writing leaves the file alone
+    _same(container.read(path)[0], big)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 1
+    path.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match="big.pdparams: checksum mismatch"):
+        container.read(path)
+    path.write_bytes(bytes(data[: len(data) // 2]))
+    with pytest.raises(CheckpointError, match="big.pdparams: truncated"):
+        container.read(path)
