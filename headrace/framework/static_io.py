@@ -5,7 +5,8 @@ A program's state is its persistable variables' values in a Scope (the global sc
 given).  Parameters go to ``<prefix>.pdparams``, the other persistables (optimizer accumulators,
 learning-rate variables) to ``<prefix>.pdopt`` together with, as JSON metadata, the state of the
 LR schedules the program's optimizer registered and of the program's own random generator
-(``Program.random_seed``), so a run resumed from the files continues bit-identically.  The Program
+(``Program.random_seed``) and, after a data-parallel run, of its place copies' generators, so a run
+resumed from the files continues bit-identically.  The Program
 itself goes to ``<prefix>.pdmodel``.  Every value loaded is checked against the variable it
 restores (shape and dtype), before any is stored.
 """
@@ -164,6 +165,9 @@ def _extra_state(program: Program) -> dict:
         extra["lr_schedulers"] = schedules
     if program._random_seed:
         extra["program_rng_state"] = program.random_generator().get_state()
+        places = [ref() for ref in getattr(program, "_place_programs", [])]
+        if places and all(p is not None and p.random_generator() is not None for p in places):
+            extra["place_rng_states"] = [p.random_generator().get_state() for p in places]
     return extra
 
 
@@ -175,6 +179,14 @@ def _restore_extra(program: Program, extra: dict) -> None:
     rng = extra.get("program_rng_state")
     if rng is not None and program._random_seed:
         program.random_generator().set_state(rng)
+    places = extra.get("place_rng_states")
+    if places and program._random_seed:
+        live = [ref() for ref in getattr(program, "_place_programs", [])]
+        if len(live) == len(places) and all(p is not None for p in live):
+            for place_program, state in zip(live, places):
+                place_program.random_generator().set_state(state)
+        else:    # data parallel compiles at the first run: the states wait for it
+            program._pending_place_rng = places
 
 
 def save(program, model_path, protocol=4, **configs) -> None:
