@@ -9,6 +9,7 @@ unpickler that runs no code from the file (``framework/safe_pickle.py``).
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 
@@ -17,6 +18,7 @@ import numpy as np
 from ..core import context
 from ..core.errors import CheckpointError
 from ..eager.tensor import Tensor
+from ..runtime.scope import LoDTensor
 from . import container, tree
 from .safe_pickle import PICKLE_PROTOCOL_BYTE, load_pickle
 
@@ -30,8 +32,7 @@ _LOAD_CONFIGS = {"model_filename", "params_filename", "keep_name_table", "return
 
 def check_save_path(path) -> str:
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"save: path must be a file path (str), got {type(path).__name__} "
-                        "(saving to a buffer is not supported yet)")
+        raise ValueError(f"only supports saving objects to file and `BytesIO`, but got {type(path)}")
     path = os.fspath(path)
     if os.path.basename(path) == "":
         raise ValueError(f"The input path MUST be format of dirname/filename, but received filename is "
@@ -41,68 +42,92 @@ def check_save_path(path) -> str:
     return path
 
 
+def _is_buffer(path) -> bool:
+    return isinstance(path, (io.BytesIO, io.BufferedIOBase)) or (
+        hasattr(path, "read") and hasattr(path, "write") and hasattr(path, "seek"))
+
+
 def save(obj, path, protocol=4, **configs) -> None:
     """Save ``obj`` to the file ``path`` (written atomically, checksummed, loadable without running
-    code).  ``obj``: a Layer's or Optimizer's ``state_dict()``, a Tensor, an ndarray, a Program,
-    or dict/list/tuple nests of those and of numbers and strings.  ``protocol`` (2..4) is checked
-    for compatibility with the reference; the file is never a pickle."""
+    code) or into a ``BytesIO``.  ``obj``: a Layer's or Optimizer's ``state_dict()``, a Tensor, an
+    ndarray, a Program, or dict/list/tuple nests of those and of numbers and strings (a static
+    Variable is saved as its value in the global scope).  ``protocol`` (2..4) is checked for
+    compatibility with the reference; the file is never a pickle."""
     unknown = set(configs) - _SAVE_CONFIGS
     if unknown:
         raise ValueError(f"The additional config ({', '.join(sorted(unknown))}) of `paddle.save` is not supported.")
     if not isinstance(protocol, int) or isinstance(protocol, bool) or not 1 < protocol < 5:
         raise ValueError(f"Expected 1<'protocol'<5, but received protocol={protocol!r}")
-    path = check_save_path(path)
     node, arrays = tree.encode(obj)
     meta = {TREE_KEY: json.dumps(node, separators=(",", ":"))}
-    container.write(path, arrays, meta, kind=OBJECT_KIND)
+    if _is_buffer(path):
+        path.write(container.to_bytes(arrays, meta, kind=OBJECT_KIND))
+        return
+    container.write(check_save_path(path), arrays, meta, kind=OBJECT_KIND)
+
+
+def _converter(return_numpy: bool):
+    """How loaded tensors come back: ndarrays (``return_numpy``), eager Tensors (dygraph mode) or
+    scope tensors (``LoDTensor``, static mode), as the reference's load."""
+    if return_numpy:
+        return None
+    if context.in_static_mode():
+        return lambda array, name: LoDTensor._untracked(array)
+    return lambda array, name: Tensor(array, name=name)
 
 
 def load(path, **configs):
-    """Load what ``save`` (or ``static.save``, or the reference's ``paddle.save``) wrote to ``path``.
-    In dygraph mode saved Tensors (and the arrays of a state dict) come back as Tensors unless
-    ``return_numpy=True``; in static mode as ndarrays.  Corrupt, truncated or unsafe files raise
-    ``CheckpointError`` naming the file."""
+    """Load what ``save`` (or ``static.save``, or the reference's ``paddle.save``) wrote to the
+    file ``path`` or into a ``BytesIO``.  Saved Tensors (and the arrays of a state dict) come
+    back as Tensors in dygraph mode, as LoDTensors in static mode, as ndarrays with
+    ``return_numpy=True``.  A prefix of an inference model or a 1.x directory loads its
+    parameters.  Corrupt, truncated or unsafe files raise ``CheckpointError`` naming the file."""
     unknown = set(configs) - _LOAD_CONFIGS
     if unknown:
         raise ValueError(f"The additional config ({', '.join(sorted(unknown))}) of `paddle.load` is not supported.")
-    return_numpy = bool(configs.get("return_numpy", False)) or context.in_static_mode()
+    convert = _converter(bool(configs.get("return_numpy", False)))
     path = os.fspath(path) if isinstance(path, os.PathLike) else path
-    if not isinstance(path, str):
-        raise TypeError(f"load: path must be a file path (str), got {type(path).__name__}")
-    if not os.path.isfile(path):
+    if not isinstance(path, str) and not _is_buffer(path):
+        raise TypeError(f"load: path must be a file path (str) or a BytesIO, got {type(path).__name__}")
+    if isinstance(path, str) and not os.path.isfile(path):
         from .inference_io import load_prefix_or_dir
 
         found = load_prefix_or_dir(path, configs)
         if found is None:
             raise ValueError(f"The ``path`` ({path}) to load model not exists.")
-        return found if return_numpy else _state_to_tensors(found)
-    kind, obj = read_file(path, tensors=not return_numpy)
+        return _state_convert(found, convert)
+    kind, obj = read_file(path, convert)
     if kind == PICKLE_KIND:
-        return _from_pickle(obj, return_numpy, bool(configs.get("keep_name_table", False)))
+        return _from_pickle(obj, convert, bool(configs.get("keep_name_table", False)))
     if kind == OBJECT_KIND:
-        return _state_to_tensors(obj) if not return_numpy and _is_state_dict(obj) else obj
+        return _state_convert(obj, convert) if _is_state_dict(obj) else obj
     if kind == STATE_KIND:
-        return obj[0] if return_numpy else _state_to_tensors(obj[0])
+        return _state_convert(obj[0], convert)
     return obj
 
 
 PICKLE_KIND = "pickle"
 
 
-def read_file(path: str, tensors: bool | None = None):
-    """``(kind, object)`` of a file: ``object`` decoded from a headrace container (kinds object,
-    state, program), or what a reference pickle holds (kind ``pickle``)."""
-    if tensors is None:
-        tensors = not context.in_static_mode()
-    with open(path, "rb") as f:
-        first = f.read(1)
-    if first and first[0] == PICKLE_PROTOCOL_BYTE:
+def read_file(path, convert=None):
+    """``(kind, object)`` of a file (or buffer): ``object`` decoded from a headrace container
+    (kinds object, state, program), or what a reference pickle holds (kind ``pickle``).  Saved
+    Tensors become ``convert(array, name)`` (ndarrays when ``convert`` is None)."""
+    if _is_buffer(path):
+        data, path = path.read(), "<buffer>"
+        if data[:1] and data[0] == PICKLE_PROTOCOL_BYTE:
+            return PICKLE_KIND, load_pickle(data, path)
+        arrays, meta = container.from_bytes(data, path)
+    else:
         with open(path, "rb") as f:
-            return PICKLE_KIND, load_pickle(f.read(), path)
-    arrays, meta = container.read(path)
+            first = f.read(1)
+        if first and first[0] == PICKLE_PROTOCOL_BYTE:
+            with open(path, "rb") as f:
+                return PICKLE_KIND, load_pickle(f.read(), path)
+        arrays, meta = container.read(path)
     kind = meta.get(container.KIND_KEY, STATE_KIND)    # another writer's safetensors file: a state
     if kind == OBJECT_KIND:
-        return kind, tree.decode(_json(meta, TREE_KEY, path), arrays, tensors, path)
+        return kind, tree.decode(_json(meta, TREE_KEY, path), arrays, convert, path)
     if kind == STATE_KIND:
         return kind, (arrays, _json(meta, TREE_KEY, path) if TREE_KEY in meta else {})
     if kind == PROGRAM_KIND:
@@ -130,7 +155,7 @@ def write_state(path: str, arrays: dict, extra: dict | None = None) -> None:
 
 def read_state(path: str) -> tuple:
     """``(arrays, extra)`` of a state file; a reference pickle of name -> array also reads."""
-    kind, obj = read_file(path, tensors=False)
+    kind, obj = read_file(path)
     if kind == PICKLE_KIND:
         if not isinstance(obj, dict):
             raise CheckpointError(f"{path}: expected a dict of name -> array, the pickle holds a {type(obj).__name__}")
@@ -156,27 +181,30 @@ def _array_of(value, path: str, name: str) -> np.ndarray:
 
 def _is_state_dict(obj) -> bool:
     return isinstance(obj, dict) and bool(obj) and all(
-        isinstance(v, (np.ndarray, Tensor)) or (isinstance(v, dict) and k == "LR_Scheduler")
+        isinstance(v, (np.ndarray, Tensor, LoDTensor)) or (isinstance(v, dict) and k == "LR_Scheduler")
         for k, v in obj.items())
 
 
-def _state_to_tensors(obj: dict) -> dict:
-    return type(obj)((k, Tensor(v, name=k) if isinstance(v, np.ndarray) else v) for k, v in obj.items())
+def _state_convert(obj: dict, convert) -> dict:
+    """A state dict's ndarray values made Tensors/LoDTensors (the reference's load does this)."""
+    if convert is None:
+        return obj
+    return type(obj)((k, convert(v, str(k)) if isinstance(v, np.ndarray) else v) for k, v in obj.items())
 
 
-def _from_pickle(obj, return_numpy: bool, keep_name_table: bool):
+def _from_pickle(obj, convert, keep_name_table: bool):
     if isinstance(obj, dict) and not keep_name_table:
         obj = type(obj)((k, v) for k, v in obj.items() if k != NAME_TABLE_KEY)
 
-    def convert(value):
+    def walk(value):
         if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) \
-                and isinstance(value[1], np.ndarray):
-            return value[1] if return_numpy else Tensor(value[1], name=value[0])
+                and isinstance(value[1], np.ndarray):   # the reference pickles a Tensor as (name, ndarray)
+            return value[1] if convert is None else convert(value[1], value[0])
         if isinstance(value, dict):
-            return type(value)((k, convert(v)) for k, v in value.items())
+            return type(value)((k, walk(v)) for k, v in value.items())
         if isinstance(value, (list, tuple)):
-            return type(value)(convert(v) for v in value)
+            return type(value)(walk(v) for v in value)
         return value
 
-    obj = convert(obj)
-    return _state_to_tensors(obj) if not return_numpy and _is_state_dict(obj) else obj
+    obj = walk(obj)
+    return _state_convert(obj, convert) if _is_state_dict(obj) else obj

@@ -17,8 +17,10 @@ import numpy as np
 
 from ..core.errors import CheckpointError
 from ..core.program import Program
+from ..core.variable import Parameter as StaticParameter
+from ..core.variable import Variable
 from ..eager.tensor import Parameter, Tensor
-from ..runtime.scope import LoDTensor
+from ..runtime.scope import LoDTensor, global_scope
 
 TAG = "T"
 
@@ -46,6 +48,13 @@ class _Encoder:
             return {TAG: "ndarray", "key": self.array(obj)}
         if isinstance(obj, LoDTensor):
             return {TAG: "ndarray", "key": self.array(np.array(obj))}
+        if isinstance(obj, Variable):   # a static variable: its value in the global scope
+            value = global_scope()._get_array(obj.name)
+            if value is None:
+                raise ValueError(f"cannot save {where}: static variable {obj.name!r} has no value in the global "
+                                 "scope (run the startup program first)")
+            return {TAG: "tensor", "key": self.array(value), "name": obj.name,
+                    "stop_gradient": bool(obj.stop_gradient), "parameter": isinstance(obj, StaticParameter)}
         if isinstance(obj, np.generic):
             return {TAG: "npscalar", "key": self.array(np.asarray(obj))}
         if isinstance(obj, (bytes, bytearray)):
@@ -73,8 +82,9 @@ def encode(obj) -> tuple:
     return enc.node(obj, "obj"), enc.arrays
 
 
-def decode(node, arrays: dict, tensors: bool, path: str):
-    """The object ``node`` describes; tensors as eager Tensors when ``tensors`` else ndarrays."""
+def decode(node, arrays: dict, convert, path: str):
+    """The object ``node`` describes; saved tensors as ``convert(array, name)`` (ndarrays when
+    ``convert`` is None)."""
     if node is None or isinstance(node, (bool, int, float, str)):
         return node
     if isinstance(node, list) or not isinstance(node, dict) or TAG not in node:
@@ -82,10 +92,10 @@ def decode(node, arrays: dict, tensors: bool, path: str):
     kind = node[TAG]
     try:
         if kind in ("dict", "odict"):
-            pairs = [(decode(k, arrays, tensors, path), decode(v, arrays, tensors, path)) for k, v in node["items"]]
+            pairs = [(decode(k, arrays, convert, path), decode(v, arrays, convert, path)) for k, v in node["items"]]
             return collections.OrderedDict(pairs) if kind == "odict" else dict(pairs)
         if kind in ("list", "tuple"):
-            items = [decode(v, arrays, tensors, path) for v in node["items"]]
+            items = [decode(v, arrays, convert, path) for v in node["items"]]
             return items if kind == "list" else tuple(items)
         if kind == "float":
             return float(node["v"])
@@ -96,7 +106,8 @@ def decode(node, arrays: dict, tensors: bool, path: str):
         if kind == "npscalar":
             return arrays[node["key"]][()]
         if kind == "tensor":
-            return _tensor(node, arrays[node["key"]]) if tensors else arrays[node["key"]]
+            value = arrays[node["key"]]
+            return value if convert is None else convert(value, str(node["name"]))
         if kind == "program":
             return Program.from_dict(node["spec"])
     except (KeyError, TypeError, ValueError) as exc:
@@ -104,8 +115,3 @@ def decode(node, arrays: dict, tensors: bool, path: str):
             raise
         raise CheckpointError(f"{path}: corrupt object description ({type(exc).__name__}: {exc})") from None
     raise CheckpointError(f"{path}: unknown object kind {kind!r} (written by a newer headrace?)")
-
-
-def _tensor(node: dict, value: np.ndarray) -> Tensor:
-    """A saved Tensor or Parameter comes back as a Tensor of that name (as the reference's load)."""
-    return Tensor(value, stop_gradient=bool(node["stop_gradient"]), name=str(node["name"]))

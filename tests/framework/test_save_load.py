@@ -239,3 +239,61 @@ def test_a_corrupt_program_file_is_refused(tmp_path):
     (tmp_path / "m.pdmodel").write_bytes(bytes(data))
     with pytest.raises(CheckpointError, match=r"m\.pdmodel"):
         paddle.load(str(tmp_path / "m.pdmodel"))
+
+
+def test_bytesio_round_trip(eager):
+    import io
+
+    buffer = io.BytesIO()
+    net = paddle.nn.Linear(2, 3)
+    paddle.save(net.state_dict(), buffer)
+    buffer.seek(0)
+    loaded = paddle.load(buffer)
+    np.testing.assert_array_equal(loaded["weight"].numpy(), net.weight.numpy())
+    corrupt = bytearray(buffer.getvalue())
+    corrupt[-3] ^= 1
+    with pytest.raises(CheckpointError, match="<buffer>: checksum mismatch"):
+        paddle.load(io.BytesIO(bytes(corrupt)))
+    with pytest.raises(ValueError, match="BytesIO"):
+        paddle.save({}, 3)
+
+
+def test_static_mode_load_gives_scope_tensors_and_saves_static_variables(tmp_path):
+    from headrace.runtime.scope import LoDTensor
+
+    net = paddle.nn.Linear(3, 2)
+    Executor().run(static.default_startup_program())
+    paddle.save(net.state_dict(), tmp_path / "net.pdparams")          # static Parameters: their values
+    loaded = paddle.load(tmp_path / "net.pdparams")
+    assert all(isinstance(v, LoDTensor) for v in loaded.values())
+    weight = np.array(global_scope().find_var(net.weight.name).get_tensor())
+    np.testing.assert_array_equal(np.array(loaded["weight"]), weight)
+    assert isinstance(paddle.load(tmp_path / "net.pdparams", return_numpy=True)["weight"], np.ndarray)
+    with static.scope_guard(Scope()):
+        with pytest.raises(ValueError, match="has no value in the global scope"):
+            paddle.save(net.state_dict(), tmp_path / "none.pdparams")
+
+
+def test_static_load_refuses_files_that_do_not_fit(tmp_path):
+    x, out, loss, exe = _static_model()
+    main = static.default_main_program()
+    static.save(main, str(tmp_path / "m"))
+    fluid.io.save_params(exe, str(tmp_path / "dir"))
+    other_main, other_startup = static.Program(), static.Program()
+    with static.program_guard(other_main, other_startup):
+        x2 = static.data("x", [-1, 4], "float32")
+        static.nn.fc(x2, 5, weight_attr="fc_0.w_0", bias_attr="fc_0.b_0")   # same names, other shapes
+        static.nn.fc(x2, 2, weight_attr="extra.w", bias_attr=False)
+    with static.scope_guard(Scope()):
+        Executor().run(other_startup)
+        with pytest.raises(CheckpointError, match=r"m\.pdparams: has no value for \['extra.w'\]"):
+            static.load(other_main, str(tmp_path / "m"))
+        with pytest.raises(ShapeError, match=r"'fc_0.w_0' expects shape \[4, 5\], the loaded value has shape \[4, 8\]"):
+            static.set_program_state(other_main, static.load_program_state(str(tmp_path / "m")))
+    # the 1.x directory layout loads through static.load too
+    before = {k: np.array(v) for k, v in main.state_dict("param").items()}
+    for name in before:
+        global_scope().find_var(name).get_tensor().set(np.zeros_like(before[name]))
+    static.load(main, str(tmp_path / "dir"), exe, var_list=main.all_parameters())
+    for name, value in main.state_dict("param").items():
+        np.testing.assert_array_equal(np.array(value), before[name])
