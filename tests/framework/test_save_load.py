@@ -297,3 +297,22 @@ def test_static_load_refuses_files_that_do_not_fit(tmp_path):
     static.load(main, str(tmp_path / "dir"), exe, var_list=main.all_parameters())
     for name, value in main.state_dict("param").items():
         np.testing.assert_array_equal(np.array(value), before[name])
+
+
+def test_values_set_by_hand_into_an_empty_scope_are_checked_when_the_program_runs():
+    x = static.data("x", [-1, 4], "float32")
+    out = static.nn.fc(x, 8)
+    main, feed = static.default_main_program(), {"x": np.ones((2, 4), "float32")}
+    good = {"fc_0.w_0": np.ones((4, 8), "float32"), "fc_0.b_0": np.ones(8, "float32")}
+    for name, bad, error, message in [
+            ("fc_0.b_0", np.ones(1, "float32"), ShapeError, r"'fc_0.b_0' is declared with shape \[8\] .* shape \[1\]"),
+            ("fc_0.w_0", np.ones((4, 8)), DTypeError, "'fc_0.w_0' is declared with shape .* dtype float32, .* dtype float64")]:
+        scope = Scope()
+        for key, value in dict(good, **{name: bad}).items():
+            scope.var(key).get_tensor().set(value)
+        with pytest.raises(error, match=message):
+            Executor().run(main, feed=feed, fetch_list=[out], scope=scope)
+    scope = Scope()
+    for key, value in good.items():
+        scope.var(key).get_tensor().set(value)
+    np.testing.assert_array_equal(Executor().run(main, feed=feed, fetch_list=[out], scope=scope)[0], 5)
