@@ -326,7 +326,7 @@ class Program:
             for i, vspec in enumerate(bspec["vars"]):
                 try:
                     var = _var_from_spec(block, dict(vspec))
-                except (TypeError, ValueError) as exc:
+                except (TypeError, ValueError, KeyError, AttributeError) as exc:
                     raise ProgramError(f"program description, block {block.idx} variable {i} "
                                        f"({vspec.get('name')!r}): {exc}") from exc
                 block.vars[var.name] = var

@@ -129,6 +129,10 @@ def _check_var(where: str, vspec) -> str:
         for key, kind, expected in (("trainable", bool, "a bool"), ("optimize_attr", dict, "a dict"),
                                     ("need_clip", bool, "a bool")):
             _need(pspec, key, kind, f"{where} parameter", expected)
+        if pspec.get("regularizer") is not None:
+            _need(pspec, "regularizer", dict, f"{where} parameter", "a regularizer's dict or null")
+        if dtype is None:
+            raise _fail(where, "dtype", "a parameter's dtype", dtype)
         if shape is None or any(d <= 0 for d in shape):
             raise _fail(where, "shape", "a parameter's shape: positive dims", shape)
     return name

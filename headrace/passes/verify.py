@@ -63,6 +63,9 @@ def _check_block(block, feeds) -> None:
             ctx = run_infer(opdef, op, input_vars(block, op))
         except HeadraceError as exc:
             raise ProgramError(f"block {block.idx} op {index}: {exc}") from exc
+        except (TypeError, ValueError, KeyError, IndexError) as exc:   # attributes infer cannot read
+            raise ProgramError(f"{here}: shape inference failed on its attributes: "
+                               f"{type(exc).__name__}: {exc}") from exc
         for slot, names in op.outputs.items():
             for name, (shape, dtype) in zip(names, ctx.outs[slot]):
                 if name == EMPTY_VAR_NAME:

@@ -141,3 +141,49 @@ def test_malformed_fields_name_where(edit, expected):
 
 def test_not_a_dict():
     assert "expected a dict" in _load_error([1, 2])
+
+
+def _mutations(spec, rng):
+    """Paths into ``spec`` and values to put there (or delete), for a bounded random search."""
+    paths = []
+
+    def walk(obj, prefix):
+        paths.append(prefix)
+        children = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+        for key, value in children:
+            walk(value, prefix + (key,))
+
+    walk(spec, ())
+    values = [None, 0, -1, 1.5, "", "x", [], {}, [1], ["x"], True, 10**20, {"a": 1}, [[1]], "float32"]
+    return [(rng.choice(paths[1:]), rng.choice(values + ["<delete>"])) for _ in range(rng.randint(1, 3))]
+
+
+def test_randomly_corrupted_descriptions_raise_program_error_or_load():
+    """Any corruption of a valid description (a training program with dropout, slicing and Adam)
+    is a ProgramError or loads; never another exception type."""
+    import random
+
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [-1, 4], "float32")
+        h = paddle.nn.functional.dropout(static.nn.fc(x, 3, activation="relu"), 0.3)
+        paddle.optimizer.Adam(0.1).minimize(paddle.mean(paddle.scale(h[:, 1:2], scale=2.0)))
+    base = json.loads(json.dumps(main.to_dict()))
+    rng = random.Random(0)
+    for _ in range(600):
+        spec = copy.deepcopy(base)
+        for path, value in _mutations(spec, rng):
+            parent = spec
+            try:
+                for key in path[:-1]:
+                    parent = parent[key]
+                if value == "<delete>":
+                    del parent[path[-1]]
+                else:
+                    parent[path[-1]] = value
+            except (KeyError, IndexError, TypeError):
+                continue
+        try:
+            static.Program.from_dict(spec)
+        except ProgramError:
+            pass
