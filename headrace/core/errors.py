@@ -127,6 +127,16 @@ def wrap_kernel_error(exc: BaseException, op_type: str, callsite, detail: str = 
     return wrapped
 
 
+class ProgramError(HeadraceError, ValueError):
+    """A Program (built, transformed or loaded from a description) breaks an invariant; the
+    message names the block, the op or variable index and the field."""
+
+
+class CheckpointError(HeadraceError, ValueError):
+    """A saved file cannot be loaded: corrupt (checksum), truncated, of an unknown format, unsafe
+    (a pickle that would run code), or its values do not fit the variables they restore."""
+
+
 class DeviceError(HeadraceError, RuntimeError):
     """The requested device is not available in this build."""
 

@@ -38,6 +38,7 @@ from ..ops.apply import apply_op
 from .clip import check_grad_clip
 from .lr import LearningRateDecay, LRScheduler
 from .regularizer import L2Decay, append_regularization, check_regularizer
+from . import static_state
 
 
 def _check_learning_rate(learning_rate):
@@ -232,9 +233,12 @@ class Optimizer:
     # --- state (dygraph) ------------------------------------------------------------------
     def state_dict(self) -> dict:
         """Dygraph: ``{accumulator name: Tensor}`` (velocities, moments, beta powers, ...) and,
-        with a schedule, ``"LR_Scheduler"``: its state.  Empty before the first update."""
-        self._check_dygraph("state_dict")
-        state = {var.name: var for acc in self._accumulators.values() for var in acc.values()}
+        with a schedule, ``"LR_Scheduler"``: its state.  Empty before the first update.  Static
+        mode: the accumulators' values in the global scope, as ndarrays (optimizer/static_state.py)."""
+        if self._built_static():
+            state = static_state.static_state_dict(self)
+        else:
+            state = {var.name: var for acc in self._accumulators.values() for var in acc.values()}
         if isinstance(self._learning_rate, LRScheduler):
             state["LR_Scheduler"] = self._learning_rate.state_dict()
         elif isinstance(self._learning_rate, LearningRateDecay):
@@ -243,8 +247,8 @@ class Optimizer:
 
     def set_state_dict(self, state_dict) -> None:
         """Dygraph: load what ``state_dict()`` returned (Tensors or arrays).  Accumulators that
-        exist are set now (same shape); the others when the update that creates them runs."""
-        self._check_dygraph("set_state_dict")
+        exist are set now (same shape); the others when the update that creates them runs.  Static
+        mode: stores them into the global scope (checked: shape and dtype)."""
         if not isinstance(state_dict, dict):
             raise TypeError(f"set_state_dict: expected a dict from state_dict(), got {type(state_dict).__name__}")
         state = dict(state_dict)
@@ -256,6 +260,9 @@ class Optimizer:
             self._learning_rate.set_state_dict(schedule)
             if isinstance(self._learning_rate, LearningRateDecay):
                 self._last_decay_lr = schedule.get("last_lr")
+        if self._built_static():
+            static_state.set_static_state_dict(self, state)
+            return
         self._pending_state = {k: np.asarray(v._value if isinstance(v, Tensor) else v) for k, v in state.items()}
         self._loaded_names = tuple(sorted(self._pending_state))
         for acc in self._accumulators.values():
@@ -275,11 +282,13 @@ class Optimizer:
                 "parameters (or this optimizer) created under other names, e.g. a second model built in "
                 "this process? Build them under the same names, e.g. in a fresh process.")
 
-    def _check_dygraph(self, what: str) -> None:
-        if context.in_static_mode():
-            raise RuntimeError(f"{type(self).__name__}.{what}() works in dygraph mode; in static mode the "
-                               "optimizer's state is the persistable variables in the scope (accumulators "
-                               "are named <parameter>_<accumulator>_N) and a schedule's own state_dict()")
+    def _built_static(self) -> bool:
+        """Whether this optimizer's state lives in a scope (it built static programs): its
+        accumulators are static Variables, or it has none yet and static mode is on."""
+        for acc in self._accumulators.values():
+            for var in acc.values():
+                return isinstance(var, Variable)
+        return context.in_static_mode()
 
     # --- dygraph mode ---------------------------------------------------------------------
     def _eager_params(self, parameters=None):

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import context
-from ..core.errors import FeedError, FetchError, UninitializedError, fmt_shape, is_wrapped, where
+from ..core.errors import (DTypeError, FeedError, FetchError, ShapeError, UninitializedError, fmt_shape, is_wrapped,
+                           where)
 from ..core.program import Program
 from ..core.variable import Variable
 from ..ops.registry import Meta
@@ -130,6 +131,9 @@ def _prepare(plan, scope, feed_arrays) -> dict:
             raise UninitializedError(
                 f"{where(op.type, op.callsite)}: variable {name!r} has no value in the scope; "
                 "run the startup program first (exe.run(startup_program))")
+        expect = plan.persist_expect.get(name)
+        if expect is not None and (arr.shape != expect[0] or arr.dtype != expect[1]):
+            _wrong_value(plan, name, arr, expect)
         env[name] = arr
     acquire = memory.cpu.acquire
     for name, arr in feed_arrays.items():
@@ -139,6 +143,15 @@ def _prepare(plan, scope, feed_arrays) -> dict:
             acquire(arr)
         env[name] = arr
     return env
+
+
+def _wrong_value(plan, name, arr, expect) -> None:
+    """A persistable's scope value (set by hand?) does not have its variable's shape or dtype."""
+    op = next(s.op for s in plan.steps if name in s.op.input_arg_names)
+    error = ShapeError if arr.shape != expect[0] else DTypeError
+    raise error(f"{where(op.type, op.callsite)}: variable {name!r} is declared with shape {fmt_shape(expect[0])} "
+                f"dtype {np.dtype(expect[1]).name}, but its value in the scope has shape {fmt_shape(arr.shape)} dtype "
+                f"{arr.dtype} (was it set by hand?)")
 
 
 def _run_steps(plan, env, scope) -> None:

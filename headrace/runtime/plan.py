@@ -9,7 +9,7 @@ reads is fed, persistable (read from the scope) or produced by an earlier op.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core.errors import FeedError, FetchError, fmt_shape, where
 from ..core.roles import BUFFER_ATTR
@@ -61,6 +61,9 @@ class Plan:
     persistables: frozenset   # every persistable name the program touches
     fetch_names: tuple
     feed_names: tuple
+    # persistable read from the scope -> (shape, NumPy dtype) its value must have (declared
+    # without -1 dims); a value set by hand that differs is an error, not a broadcast
+    persist_expect: dict = field(default_factory=dict)
 
 
 def build_plan(program, feed_names, fetch_names) -> Plan:
@@ -73,7 +76,17 @@ def build_plan(program, feed_names, fetch_names) -> Plan:
     steps = [PlannedStep(lookup(op.type), op, program, tuple(live.free_after[i]),
                          tuple(live.strip_after[i]), donors[i])
              for i, op in enumerate(ops)]
-    return Plan(steps, tuple(persist_reads), persistables, tuple(fetch_names), tuple(feed_names))
+    return Plan(steps, tuple(persist_reads), persistables, tuple(fetch_names), tuple(feed_names),
+                _persist_expect(program, persist_reads))
+
+
+def _persist_expect(program, names) -> dict:
+    expect = {}
+    for name in names:
+        var = program.global_block()._find_var_recursive(name)
+        if var is not None and var.shape is not None and var.dtype is not None and -1 not in var.shape:
+            expect[name] = (tuple(var.shape), var.dtype.numpy)
+    return expect
 
 
 def _check_reads(program, ops, fed, persistables, fetch_names) -> list:
