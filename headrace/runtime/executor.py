@@ -6,6 +6,8 @@ placeholder.  Live bytes are counted in ``runtime.memory``.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 
 from ..core import context
@@ -19,14 +21,22 @@ from .plan import build_plan
 from .scope import LoDTensor, global_scope
 
 
+PLAN_CACHE_SIZE = 16
+"""How many Programs an Executor keeps plans for (least recently run dropped first)."""
+
+
 class Executor:
-    """Runs Programs on a place (``CPUPlace()``; a ``CUDAPlace`` fails at ``run``)."""
+    """Runs Programs on a place (``CPUPlace()``; a ``CUDAPlace`` fails at ``run``).
+
+    Plans are cached for the ``PLAN_CACHE_SIZE`` (16) most recently run Programs; a cached plan
+    keeps its Program alive.  ``close()`` drops every cached plan."""
 
     def __init__(self, place=None):
         self.place = place if place is not None else CPUPlace()
-        self._plans: dict = {}  # id(program) -> (program, {key: plan})
+        self._plans: OrderedDict = OrderedDict()  # id(program) -> (program, {key: plan}), LRU order
 
     def close(self) -> None:
+        """Drop the cached plans (and so the Programs they keep alive)."""
         self._plans.clear()
 
     # --- public entry --------------------------------------------------------------------------
@@ -57,9 +67,14 @@ class Executor:
 
     # --- plans -----------------------------------------------------------------------------------
     def _plan(self, program, feed_names, fetch_names):
-        entry = self._plans.get(id(program))
+        plans = self._plans
+        entry = plans.get(id(program))
         if entry is None or entry[0] is not program:
-            entry = self._plans[id(program)] = (program, {})
+            entry = plans[id(program)] = (program, {})
+            while len(plans) > PLAN_CACHE_SIZE:
+                plans.popitem(last=False)
+        elif next(reversed(plans)) != id(program):
+            plans.move_to_end(id(program))
         key = (program._version, feed_names, fetch_names)
         plan = entry[1].get(key)
         if plan is None:
