@@ -15,7 +15,7 @@ from ..core.errors import FeedError, FetchError, UninitializedError, fmt_shape, 
 from ..core.program import Program
 from ..core.variable import Variable
 from ..ops.registry import Meta
-from . import memory
+from . import interrupt, memory
 from .places import CPUPlace, check_runnable
 from .plan import build_plan
 from .scope import LoDTensor, global_scope
@@ -127,17 +127,21 @@ class Executor:
     # --- the loop: prepare feeds, run steps (run, store, free), collect fetches ------------------
     @staticmethod
     def _run_plan(plan, scope, feed_arrays) -> list:
-        env = _prepare(plan, scope, feed_arrays)
+        env = {}
         try:
-            _run_steps(plan, env, scope)
+            _prepare(plan, scope, feed_arrays, env)
+            if plan.updates:
+                with interrupt.deferring():
+                    _run_steps(plan, env, scope)
+            else:
+                _run_steps(plan, env, scope)
             return _collect(plan, env, scope)
         finally:
             _release_env(env, plan.persistables)
 
 
-def _prepare(plan, scope, feed_arrays) -> dict:
-    """The run's environment: persistables read from the scope, then the feeds."""
-    env = {}
+def _prepare(plan, scope, feed_arrays, env) -> None:
+    """Fill the run's environment: persistables read from the scope, then the feeds."""
     for name in plan.persist_reads:
         arr = scope._get_array(name)
         if arr is None:
@@ -150,10 +154,10 @@ def _prepare(plan, scope, feed_arrays) -> dict:
     for name, arr in feed_arrays.items():
         if name in plan.persistables:
             scope._set_array(name, arr)
+            env[name] = arr
         else:
+            env[name] = arr   # in env first: an interrupt in between leaves nothing counted for good
             acquire(arr)
-        env[name] = arr
-    return env
 
 
 def _run_steps(plan, env, scope) -> None:
