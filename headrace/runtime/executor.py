@@ -16,6 +16,7 @@ from ..core.program import Program
 from ..core.variable import Variable
 from ..ops.registry import Meta
 from . import interrupt, memory
+from .feeds import batch_mismatch, from_python
 from .places import CPUPlace, check_runnable
 from .plan import build_plan
 from .scope import LoDTensor, global_scope
@@ -60,7 +61,13 @@ class Executor:
         fetch_names = self._fetch_names(program, fetch_list)
         feed_arrays = self._check_feed(program, feed)
         plan = self._plan(program, tuple(feed_arrays), fetch_names)
-        results = self._run_plan(plan, scope, feed_arrays)
+        try:
+            results = self._run_plan(plan, scope, feed_arrays)
+        except Exception as exc:
+            mismatch = batch_mismatch(program, feed_arrays, exc)
+            if mismatch is not None:
+                raise mismatch from exc
+            raise
         if return_numpy:
             return results
         return [LoDTensor._untracked(r) for r in results]
@@ -260,12 +267,7 @@ def _feed_array(var, value) -> np.ndarray:
                             f"(convert with .astype('{var.dtype}'))")
         arr = value
     else:
-        raw = np.asarray(value)
-        if raw.dtype.kind == "f" and want.kind in "iub":
-            raise FeedError(f"feed {var.name!r}: expected dtype {var.dtype}, got floating-point values")
-        if raw.dtype.kind not in "biuf":
-            raise FeedError(f"feed {var.name!r}: expected numbers of dtype {var.dtype}, got {raw.dtype}")
-        arr = raw.astype(want)
+        arr = from_python(var, value)
     shape = var.shape
     if len(arr.shape) != len(shape) or any(d != -1 and d != a for d, a in zip(shape, arr.shape)):
         raise FeedError(f"feed {var.name!r}: expected shape {fmt_shape(shape)}, got {fmt_shape(arr.shape)}")

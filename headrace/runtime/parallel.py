@@ -32,6 +32,7 @@ import numpy as np
 from ..core.errors import FeedError
 from ..ops.collective import using
 from .collective import ThreadGroup
+from .feeds import batch_mismatch
 from .scope import LoDTensor, Scope, global_scope
 
 
@@ -145,7 +146,11 @@ class ParallelRunner:
                 for k in range(n):
                     per_place[k][name] = value
                 continue
-            arr = np.asarray(value)
+            try:
+                arr = np.asarray(value)
+            except (ValueError, TypeError) as exc:
+                raise FeedError(f"feed {name!r}: cannot be split across places: not an array ({exc}; "
+                                "a ragged nested list?)") from None
             if arr.ndim == 0:
                 raise FeedError(f"feed {name!r}: a 0-D value cannot be split across {n} places "
                                 "(give it a leading batch dimension)")
@@ -196,10 +201,13 @@ class ParallelRunner:
         self._sync_persistables(scope, entry, persist)
         try:
             results = self._run_places(executor, plans, scopes, arrays)
-        except BaseException:
+        except BaseException as exc:
             # the places may have applied different parts of this step: every place takes place
             # 0's values (the caller's scope, the authoritative copy) before the next run
             entry.synced.clear()
+            mismatch = batch_mismatch(compiled.program, feed, exc) if isinstance(feed, dict) else None
+            if mismatch is not None and isinstance(exc, Exception):
+                raise mismatch from exc
             raise
         self._collect_owned_state(plans, scopes)
         self._remember(scope, entry, persist)
