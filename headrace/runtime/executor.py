@@ -10,7 +10,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..core import context
+from ..core import context, flags
 from ..core.errors import FeedError, FetchError, UninitializedError, fmt_shape, is_wrapped, where
 from ..core.program import Program
 from ..core.variable import Variable
@@ -82,7 +82,7 @@ class Executor:
                 plans.popitem(last=False)
         elif next(reversed(plans)) != id(program):
             plans.move_to_end(id(program))
-        key = (program._version, feed_names, fetch_names)
+        key = (program._version, feed_names, fetch_names, flags.nan_inf_level())
         plan = entry[1].get(key)
         if plan is None:
             entry[1].clear()  # plans of older versions are stale
