@@ -16,14 +16,9 @@ from ..core.errors import NonFiniteError, NonFiniteWarning, where
 
 
 def _bad(value) -> bool:
-    """Whether a floating-point array holds a NaN or an Inf (a sum first: one pass, no temporary
-    unless it is non-finite, which overflow can also cause)."""
-    if type(value) is not np.ndarray or value.dtype.kind not in "fc" or not value.size:
-        return False
-    with np.errstate(all="ignore"):
-        if np.isfinite(value.sum()):
-            return False
-    return not np.isfinite(value).all()
+    """Whether a floating-point array holds a NaN or an Inf (``isfinite().all()``: measured faster
+    than a sum or min/max from 16 to 262,144 elements)."""
+    return type(value) is np.ndarray and value.dtype.kind in "fc" and not np.isfinite(value).all()
 
 
 def _count(value) -> str:
@@ -55,6 +50,18 @@ def _slots(step_slots, values: dict):
 
 def check(step, ins, outs, level) -> None:
     """Raise (level 0) or warn (level 1) if an output of ``step`` holds a NaN or an Inf."""
+    for value in outs.values():
+        if type(value) is list:
+            if any(_bad(v) for v in value):
+                break
+        elif _bad(value):
+            break
+    else:
+        return
+    _report(step, ins, outs, level)
+
+
+def _report(step, ins, outs, level) -> None:
     for label, value in _slots(step.outs, outs):
         if not _bad(value):
             continue
@@ -69,4 +76,4 @@ def check(step, ins, outs, level) -> None:
             error = NonFiniteError(f"FLAGS_check_nan_inf: {message}")
             error.headrace_op = (step.op_type, step.site())
             raise error
-        warnings.warn(NonFiniteWarning(f"FLAGS_check_nan_inf: {message}"), stacklevel=2)
+        warnings.warn(NonFiniteWarning(f"FLAGS_check_nan_inf: {message}"), stacklevel=3)
