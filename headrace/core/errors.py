@@ -156,3 +156,15 @@ class NonFiniteError(HeadraceError, FloatingPointError):
 
 class NonFiniteWarning(RuntimeWarning):
     """``FLAGS_check_nan_inf`` at level 1: an op produced a NaN or an Inf (the run goes on)."""
+
+
+class ArgTypeError(HeadraceError, TypeError):
+    """A layer, functional or optimizer argument has the wrong type."""
+
+
+def located(cls, message: str) -> BaseException:
+    """``cls(message)`` naming the user's line that called the layer: ``... (at train.py:12)``
+    (for argument checks made before any op exists to carry its callsite)."""
+    from .callsite import user_callsite
+
+    return cls(f"{message} (at {short(user_callsite())})")

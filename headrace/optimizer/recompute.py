@@ -12,6 +12,7 @@ import logging
 from ..core import context
 from ..core.variable import Variable
 from .optimizer import Optimizer, append_backward
+from ..core.errors import ArgTypeError, located
 
 log = logging.getLogger("headrace.recompute")
 
@@ -24,10 +25,10 @@ class RecomputeOptimizer(Optimizer):
             raise RuntimeError("RecomputeOptimizer works on static programs; in dygraph mode use "
                                "headrace.distributed.fleet.utils.recompute(function, *args)")
         if not isinstance(optimizer, Optimizer):
-            raise TypeError("RecomputeOptimizer(optimizer): optimizer must be an Optimizer (e.g. "
+            raise located(ArgTypeError, "RecomputeOptimizer(optimizer): optimizer must be an Optimizer (e.g. "
                             f"fluid.optimizer.Adam(...)), got {type(optimizer).__name__}")
         if isinstance(optimizer, RecomputeOptimizer):
-            raise TypeError("RecomputeOptimizer(optimizer): the optimizer is already a RecomputeOptimizer")
+            raise located(ArgTypeError, "RecomputeOptimizer(optimizer): the optimizer is already a RecomputeOptimizer")
         # not Optimizer.__init__: the learning rate and accumulators are the inner optimizer's
         self._optimizer = optimizer
         self._checkpoints = None
@@ -61,7 +62,7 @@ class RecomputeOptimizer(Optimizer):
     def _set_checkpoints(self, checkpoints) -> None:
         """The variables (or their names) kept from the forward pass; a list."""
         if not isinstance(checkpoints, list) or not all(isinstance(c, (Variable, str)) for c in checkpoints):
-            raise TypeError("_checkpoints should be a list of Variable or a list of String, got "
+            raise located(ArgTypeError, "_checkpoints should be a list of Variable or a list of String, got "
                             f"{checkpoints!r}")
         self._checkpoints = list(checkpoints)
 
@@ -72,7 +73,7 @@ class RecomputeOptimizer(Optimizer):
                  callbacks=None):
         """``append_backward`` with the checkpoints; returns ``[(param, grad)]``."""
         if not isinstance(loss, Variable):
-            raise TypeError(f"RecomputeOptimizer.backward: loss must be a Variable, got {type(loss).__name__}")
+            raise located(ArgTypeError, f"RecomputeOptimizer.backward: loss must be a Variable, got {type(loss).__name__}")
         checkpoints = self._checkpoints
         if checkpoints is None:
             log.warning("RecomputeOptimizer: no checkpoints set (call _set_checkpoints first); the "
