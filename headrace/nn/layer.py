@@ -230,8 +230,9 @@ class Layer:
             value = state_dict[key]
             value = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
             if not isinstance(target, Tensor):
-                raise TypeError(f"set_state_dict: {key!r} is a static Parameter; load static weights "
-                                "into the Scope (e.g. with paddle.static.load) instead")
+                raise TypeError(f"set_state_dict: {key!r} is a static Parameter; its value lives in the "
+                                "Scope: set it there, e.g. paddle.static.global_scope().find_var(name)"
+                                ".get_tensor().set(value)")
             if list(value.shape) != target.shape:
                 raise ValueError(f"set_state_dict: {key!r} has shape {target.shape}, the value has shape "
                                  f"{list(value.shape)}")
