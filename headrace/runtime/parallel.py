@@ -15,7 +15,10 @@
    caller's scope is ignored (with a warning) when that program never ran with it.
 3. Each place runs the executor's loop on its own plan with its own communicator installed
    (``ops.collective.using``); place 0 runs in the calling thread.  If one place fails, the
-   group is aborted so no place waits forever, and the first real error is raised naming its place.
+   group is aborted so no place waits forever, and the first real error is raised naming its place
+   (of its own type; a Ctrl-C stays the ``KeyboardInterrupt``, raised once every place stopped).
+   The places may have applied different parts of a failed step, so every place then takes place
+   0's values (the caller's scope is the authoritative copy) before the next run.
 4. Fetches: ``return_merged=True`` concatenates each fetch's per-place values along dim 0 (0-D
    values are stacked: a scalar loss comes back with shape (places,)); ``return_merged=False``
    gives, per fetch, the list of per-place values (as the reference).
