@@ -137,9 +137,11 @@ class Executor:
         env = {}
         try:
             _prepare(plan, scope, feed_arrays, env)
-            if plan.updates:
-                with interrupt.deferring():
+            if plan.updates and interrupt.install():
+                try:
                     _run_steps(plan, env, scope)
+                finally:
+                    interrupt.restore()
             else:
                 _run_steps(plan, env, scope)
             return _collect(plan, env, scope)

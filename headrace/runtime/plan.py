@@ -56,8 +56,12 @@ class UpdateStep(PlannedStep):
         self.plain = False   # the executor goes through ``call``
 
     def call(self, ins, buffers=None, expect=None, attrs=None):
-        with interrupt.critical():
-            return super().call(ins, buffers, expect, attrs)
+        if not interrupt.enter():
+            return Step.call(self, ins, buffers, expect, attrs)
+        try:
+            return Step.call(self, ins, buffers, expect, attrs)
+        finally:
+            interrupt.leave()
 
 
 def _expected_meta(block):
