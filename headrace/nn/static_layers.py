@@ -38,9 +38,24 @@ def data(name: str, shape, dtype=None, lod_level: int = 0) -> Variable:
     dtype = convert_dtype(dtype if dtype is not None else "float32")
     block = context.default_main_program().global_block()
     if block.has_var(name):
-        raise ValueError(f"data(): the program already has a variable named {name!r}")
+        return _declared_again(block.var(name), shape, dtype, lod_level)
     return block.create_var(name=name, shape=shape, dtype=dtype, lod_level=lod_level, is_data=True,
                             need_check_feed=True, stop_gradient=True)
+
+
+def _declared_again(var, shape, dtype, lod_level) -> Variable:
+    """The reference returns the variable a program already has under this name when shape, dtype
+    and lod_level match (a fluid script declaring its inputs twice), and refuses a mismatch."""
+    want = tuple(-1 if d is None else int(d) for d in shape)
+    if not var.is_data:
+        raise ValueError(f"data(): the program already has a variable named {var.name!r} that is not a data "
+                         f"variable (declared with shape {fmt_shape(var.shape)})")
+    for what, old, new in (("shape", fmt_shape(var.shape), fmt_shape(want)), ("dtype", str(var.dtype), str(dtype)),
+                           ("lod_level", var.lod_level, lod_level)):
+        if old != new:
+            raise ValueError(f"data(): variable {var.name!r} has been declared before with {what} {old}; "
+                             f"declared again with {what} {new}: they do not match")
+    return var
 
 
 def legacy_data(name, shape, append_batch_size=True, dtype="float32", lod_level=0,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import context
+from ..core.fetched import scalar_like
 from ..core.errors import FeedError, FetchError, UninitializedError, fmt_shape, is_wrapped, where
 from ..core.program import Program
 from ..core.variable import Variable
@@ -39,8 +40,9 @@ class Executor:
         _refresh_learning_rates(program, scope if scope is not None else global_scope())
         runner = getattr(program, "_run_with_executor", None)
         if runner is not None:  # CompiledProgram and friends
-            return runner(self, feed=feed, fetch_list=fetch_list, scope=scope,
-                          return_numpy=return_numpy, return_merged=return_merged)
+            results = runner(self, feed=feed, fetch_list=fetch_list, scope=scope,
+                             return_numpy=return_numpy, return_merged=return_merged)
+            return [scalar_like(r) for r in results] if return_numpy else results
         if not isinstance(program, Program):
             raise TypeError(f"Executor.run: program must be a Program, got {type(program).__name__}")
         scope = scope if scope is not None else global_scope()
@@ -52,7 +54,7 @@ class Executor:
         plan = self._plan(program, tuple(feed_arrays), fetch_names)
         results = self._run_plan(plan, scope, feed_arrays)
         if return_numpy:
-            return results
+            return [scalar_like(r) for r in results]   # size-1 values also convert to scalars
         return [LoDTensor._untracked(r) for r in results]
 
     # --- plans -----------------------------------------------------------------------------------
