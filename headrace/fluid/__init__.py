@@ -16,10 +16,14 @@ from ..runtime import CPUPlace, CUDAPinnedPlace, CUDAPlace, Executor, Scope, glo
 from .backward import gradients
 from . import backward, clip, core, dygraph, framework, layers, optimizer, regularizer
 from .dygraph import Embedding, Linear
+# fluid.compiler names (issue 22)
+from . import compiler
+from .compiler import BuildStrategy, CompiledProgram, ExecutionStrategy
+from ..runtime import is_compiled_with_cuda
 
 _prefer_static_default()
 
-__all__ = ["Embedding", "Linear", "clip", "dygraph", "backward", "regularizer", "gradients", "optimizer", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Executor", "ParamAttr", "Parameter", "Program",
+__all__ = ["BuildStrategy", "CompiledProgram", "ExecutionStrategy", "compiler", "is_compiled_with_cuda", "Embedding", "Linear", "clip", "dygraph", "backward", "regularizer", "gradients", "optimizer", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Executor", "ParamAttr", "Parameter", "Program",
            "Scope", "Variable", "core", "data", "default_main_program", "default_startup_program",
            "framework", "global_scope", "initializer", "layers", "name_scope", "program_guard",
            "scope_guard", "unique_name"]
