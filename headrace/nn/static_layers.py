@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from ..core import context, names
 from ..core.dtypes import convert_dtype
 from ..core.errors import ShapeError, fmt_shape
 from ..core.variable import Variable
+from ..eager.tensor import Tensor
 from ..ops.apply import apply_op, apply_op_single
 from .initializer import Constant, Normal, XavierInitializer
 from .param_attr import ParamAttr
@@ -124,6 +127,10 @@ def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, n
         raise ShapeError(f"create_global_var: shape must be non-negative, got {fmt_shape(shape)}")
     dtype = convert_dtype(dtype)
     name = name or names.generate("global_var")
+    if context.in_dynamic_mode():   # dygraph: a Tensor holding the value at once, as the reference
+        tensor = Tensor(np.full(shape, value, dtype=dtype.numpy), name=name)
+        tensor.persistable, tensor.stop_gradient = bool(persistable), True
+        return tensor
     var = context.default_main_program().global_block().create_var(
         name=name, shape=shape, dtype=dtype, persistable=True, stop_gradient=True)
     sblock = context.default_startup_program().global_block()
