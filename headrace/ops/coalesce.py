@@ -16,8 +16,8 @@ wrong step.  All of them are advanced in place.  Bit-identical to one ``adam`` p
 same elementwise NumPy arithmetic in the same dtype, with the same scalars.
 
 ``c_fused_allreduce_sum``: the gradients of one bucket (``X``, one dtype) summed over the places
-with ONE collective call on their concatenation; ``Out`` (the same names) are views of the summed
-buffer.  The bucket plan is ``passes/buckets.py``; any ``Communicator`` backend serves.
+with ONE collective call on their concatenation; ``Out`` (the same names) are copied out of the
+summed buffer (each output owns its bytes).  The bucket plan is ``passes/buckets.py``; any ``Communicator`` backend serves.
 
 None of these ops has a gradient (they run in the optimize / gradient-combining stage).
 """
@@ -212,8 +212,8 @@ def _fused_allreduce_kernel(ins, attrs, ctx):
     flat = np.concatenate([x.reshape(-1) for x in xs])
     summed = current_communicator().all_reduce_sum(flat)
     outs, offset = [], 0
-    for x in xs:
-        outs.append(summed[offset:offset + x.size].reshape(x.shape))
+    for x in xs:   # each output owns its bytes (the live-byte accounting predicts them from shapes)
+        outs.append(summed[offset:offset + x.size].reshape(x.shape).copy())
         offset += x.size
     return {"Out": outs}
 
