@@ -24,6 +24,8 @@ from .nn.tensor import (add, add_n, arange, assign, cast, concat, divide, flatte
 from .runtime import CPUPlace, CUDAPinnedPlace, CUDAPlace, is_compiled_with_cuda
 from . import device, distributed, incubate, nn, optimizer, regularizer, static  # noqa: E402
 from .framework import load, save  # noqa: E402  (saving and loading, issue 14)
+from . import amp, autograd  # noqa: E402  (issue 16: eager autograd and AMP names)
+from .autograd import grad  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -38,6 +40,7 @@ def __getattr__(name):
 
 
 __all__ = [
+    "amp", "autograd", "grad",
     "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "ParamAttr", "Tensor", "abs", "add", "add_n", "arange",
     "assign", "bool", "cast", "concat", "device", "disable_static", "distributed", "divide", "enable_grad",
     "enable_static", "exp", "incubate", "flatten", "float16", "float32", "float64", "full", "gaussian",
