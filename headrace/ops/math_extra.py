@@ -254,7 +254,8 @@ def _einsum_infer(ctx):
 
 def _einsum_kernel(ins, attrs, ctx):
     terms, rhs = parse_einsum(attrs["equation"], len(ins["Operands"]))
-    return {"Out": np.asarray(np.einsum(",".join(terms) + "->" + rhs, *ins["Operands"]))}
+    out = np.einsum(",".join(terms) + "->" + rhs, *ins["Operands"])
+    return {"Out": np.array(out, copy=True)}      # one operand may come back as a view
 
 
 def _einsum_grad_kernel(ins, attrs, ctx):

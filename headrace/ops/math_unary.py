@@ -154,7 +154,7 @@ _UNARY = {
     "ceil": (np.ceil, ZERO, FLOATS, "Out = ceil(X); the gradient is zero"),
     "round": (_round_half_away, ZERO, FLOATS, "Out = X rounded, halves away from zero; the gradient is zero"),
     "trunc": (np.trunc, ZERO, NUMBERS, "Out = X rounded toward zero; the gradient is zero"),
-    "frac": (lambda x: x - np.trunc(x), ("X", lambda x, d: d), FLOATS, "Out = X - trunc(X)"),
+    "frac": (lambda x: x - np.trunc(x), ("X", lambda x, d: d.copy()), FLOATS, "Out = X - trunc(X)"),
     "neg": (np.negative, ("X", lambda x, d: -d), NUMBERS, "Out = -X"),
 }
 
