@@ -20,7 +20,10 @@ Writing and versions.  In eager mode ``x[index] = value`` and every ``paddle.<op
   before 2.6 also copied on slicing).
 
 In static mode the ``_`` variants are their out-of-place functions with a warning (as the
-reference), and ``x[index] = value`` appends a ``setitem`` op that writes the variable ``x``.
+reference).  ``x[index] = value`` appends a ``setitem`` op writing a new variable, and the Python
+object ``x`` from then on stands for it (the old variable keeps its name and its readers), so
+static autodiff differentiates through it like any op; a persistable ``x`` (a parameter) is
+written in place instead.
 """
 from __future__ import annotations
 
@@ -179,10 +182,23 @@ def setitem(x, index, value):
     else:
         attrs["value"] = number
     if context.in_static_mode():
-        apply_op("setitem", inputs, attrs, outputs={"Out": x})
+        if x.persistable:   # a parameter or other persistable: written in place, as the reference
+            apply_op("setitem", inputs, attrs, outputs={"Out": x})
+        else:
+            _rebind_static(x, apply_op_single("setitem", inputs, attrs, name_key=T._key("setitem")))
         return
     _check_leaf(x, "__setitem__")
     become(x, apply_op_single("setitem", inputs, attrs))
+
+
+def _rebind_static(x, out):
+    """Make the Python object ``x`` stand for the new variable ``out`` and ``out`` for the old one:
+    ops refer to variables by name, so the program keeps reading the old value where it did, and
+    every later use of ``x`` reads the written one (autodiff sees two distinct variables)."""
+    old_name, new_name = x.name, out.name
+    x.__dict__, out.__dict__ = out.__dict__, x.__dict__
+    out.block.vars[old_name] = out
+    x.block.vars[new_name] = x
 
 
 def bind() -> None:
