@@ -82,7 +82,7 @@ def _slice_index(x, ins, attrs):
 
 def _slice_kernel(ins, attrs, ctx):
     x = ins["Input"]
-    out = x[_slice_index(x, ins, attrs)]
+    out = x[_slice_index(x, ins, attrs)].copy()     # a new array (the memory estimate cannot read starts)
     decrease = tuple(int(a) % x.ndim for a in attrs["decrease_axis"])
     if any(out.shape[a] != 1 for a in decrease):
         raise ValueError(f"op `slice_tensor`: decrease_axis {list(decrease)} names axes whose slice is not of "
@@ -103,7 +103,6 @@ def _slice_grad_kernel(ins, attrs, ctx):
 
 register("slice_tensor", inputs=["Input", "StartsTensor", "EndsTensor"], outputs=["Out"],
          attrs={"axes": REQUIRED, "decrease_axis": []}, infer=_slice_infer, kernel=_slice_kernel,
-         views={"Out": "Input"},
          grad=Gradient(_slice_grad_kernel, inputs=("Input", "StartsTensor", "EndsTensor"), input_grads=("Input",),
                        no_need_buffer=["Input"]),
          doc="Out = Input[starts[i]:ends[i]] along axes[i], starts/ends held by tensors (Python slice rules)")

@@ -125,7 +125,7 @@ def _scatter_nd_add_kernel(ins, attrs, ctx):
 def _scatter_nd_add_grad_kernel(ins, attrs, ctx):
     dout, result = ins[DOUT], {}
     if DX in ctx.wanted:
-        result[DX] = dout
+        result[DX] = dout.copy()
     if grad_slot("Updates") in ctx.wanted:
         result[grad_slot("Updates")] = np.asarray(dout[_nd_tuple(ins["Index"])])
     return result
@@ -138,7 +138,7 @@ register("scatter_nd_add", inputs=["X", "Index", "Updates"], outputs=["Out"], in
                                           ctx.set(grad_slot("Updates"),
                                                   ctx.shape("Index")[:-1] + ctx.shape(DOUT)[ctx.shape("Index")[-1]:],
                                                   ctx.dtype(DOUT))),
-                       views={DX: DOUT}, attrs=False),
+                       attrs=False),
          doc="Out = X with Updates added at the coordinates in Index (duplicates accumulate)")
 
 
@@ -293,11 +293,11 @@ def _getitem_grad_kernel(ins, attrs, ctx):
 
 
 register("getitem", inputs=["X", many("Indices", optional=True)], outputs=["Out"], attrs={"index": REQUIRED},
-         infer=_getitem_infer, views={"Out": "X"},
-         kernel=lambda ins, attrs, ctx: {"Out": np.asarray(ins["X"][_index_of(ins, attrs)])},
+         infer=_getitem_infer,
+         kernel=lambda ins, attrs, ctx: {"Out": np.array(ins["X"][_index_of(ins, attrs)], copy=True)},
          grad=Gradient(_getitem_grad_kernel, inputs=("X", "Indices"), no_need_buffer=["X"]),
          doc="Out = X[index] with NumPy's rules (ints, slices with steps, None, ..., bool masks and "
-             "integer index tensors); a view for basic indices")
+             "integer index tensors); always a new array (int and step-1 slice indices use `slice`)")
 
 
 def _setitem_infer(ctx):

@@ -70,7 +70,6 @@ def _unstack_infer(ctx):
 
 
 register("unstack", inputs=["X"], outputs=[many("Y")], attrs={"axis": 0, "num": 0}, infer=_unstack_infer,
-         views={"Y": "X"},
          kernel=lambda ins, attrs, ctx: {"Y": [np.take(ins["X"], i, axis=attrs["axis"])
                                                for i in range(ins["X"].shape[attrs["axis"]])]},
          grad=lambda g: [g.grad_op("stack", {"X": g.output_grad("Y")}, {"Y": g.input_grad("X")},
