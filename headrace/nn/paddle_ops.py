@@ -14,18 +14,23 @@ from ..eager.tensor import Tensor
 from ..ops.apply import apply_op_single
 from . import functional as F
 from . import tensor as T
-from . import tensor_create, tensor_index, tensor_manip, tensor_math, tensor_reduce, tensor_search
+from . import (tensor_create, tensor_extra, tensor_index, tensor_manip, tensor_math, tensor_misc, tensor_reduce,
+               tensor_search)
 
-_MODULES = (tensor_math, tensor_search, tensor_manip, tensor_reduce, tensor_create)
+_MODULES = (tensor_math, tensor_search, tensor_manip, tensor_reduce, tensor_create, tensor_extra, tensor_misc)
 
 
 def clip(x, min=None, max=None, name=None):  # noqa: A002
-    """x limited to [min, max] (a missing bound is no bound); the gradient passes strictly inside."""
+    """x limited to [min, max] (a missing bound is no bound); the gradient passes strictly inside.
+    Integer tensors are clipped with elementwise max/min against integer constants."""
     def bound(v, default):
         if v is None:
             return default
         return float(v.item()) if isinstance(v, Tensor) else float(v)
     lo, hi = bound(min, float("-inf")), bound(max, float("inf"))
+    if x.dtype.numpy.kind in "iu":
+        out = x if min is None else T.maximum(x, T.full([], int(lo), x.dtype))
+        return out if max is None else T.minimum(out, T.full([], int(hi), x.dtype))
     return apply_op_single("clip", {"X": x}, {"min": lo, "max": hi}, name_key=T._key("clip", name))
 
 
@@ -52,6 +57,26 @@ def zero_(x):
     return fill_(x, 0)
 
 
+def _refill(x, draw, name):
+    """x (eager) refilled with ``draw`` of its shape and dtype; static: the draw, with a warning."""
+    return tensor_index.make_inplace(lambda t: draw(list(t.shape), str(t.dtype)), name)(x)
+
+
+def uniform_(x, min=-1.0, max=1.0, seed=0, name=None):  # noqa: A002
+    """x refilled with Uniform[min, max) draws (in place)."""
+    return _refill(x, lambda shape, dtype: T.uniform(shape, dtype, min, max, seed), "uniform_")
+
+
+def normal_(x, mean=0.0, std=1.0, name=None):
+    """x refilled with Normal(mean, std) draws (in place)."""
+    return _refill(x, lambda shape, dtype: T.gaussian(shape, mean, std, 0, dtype), "normal_")
+
+
+def log_normal_(x, mean=1.0, std=2.0, name=None):
+    """x refilled with exp(Normal(mean, std)) draws (in place)."""
+    return _refill(x, lambda shape, dtype: F.exp(T.gaussian(shape, mean, std, 0, dtype)), "log_normal_")
+
+
 def _functions() -> dict:
     funcs = {}
     for module in _MODULES:
@@ -72,7 +97,9 @@ _INPLACE = ["abs_", "acos_", "addmm_", "atan_", "bitwise_and_", "bitwise_invert_
             "masked_fill_", "mod_", "multiply_", "nan_to_num_", "neg_", "pow_", "reciprocal_", "remainder_",
             "reshape_", "round_", "rsqrt_", "scale_", "scatter_", "sigmoid_", "sin_", "sinh_", "sqrt_", "square_",
             "squeeze_", "sub_", "subtract_", "t_", "tan_", "tanh_", "transpose_", "tril_", "triu_", "trunc_",
-            "unsqueeze_", "add_", "exponential_", "frac_"]
+            "unsqueeze_", "add_", "frac_", "cumprod_", "index_add_", "index_fill_", "bitwise_left_shift_",
+            "bitwise_right_shift_", "lerp_", "put_along_axis_", "i0_", "sinc_", "ldexp_", "logit_", "erfinv_",
+            "polygamma_", "renorm_", "index_put_", "baddbmm_"]
 _RESHAPING = {"reshape_", "flatten_", "squeeze_", "unsqueeze_", "t_", "transpose_"}
 
 
@@ -91,7 +118,7 @@ def _inplace_functions() -> dict:
         base = _base(name)
         if base is not None:
             out[name] = tensor_index.make_inplace(base, name, reshape=name in _RESHAPING or name == "cast_")
-    out.update(fill_=fill_, zero_=zero_)
+    out.update(fill_=fill_, zero_=zero_, uniform_=uniform_, normal_=normal_, log_normal_=log_normal_)
     return out
 
 

@@ -44,6 +44,7 @@ _BINARY = {
     "bitwise_or": ("bitwise_or", "x | y"), "bitwise_xor": ("bitwise_xor", "x ^ y"),
     "gcd": ("gcd", "greatest common divisor"), "lcm": ("lcm", "least common multiple"),
     "nextafter": ("nextafter", "the next float after x toward y"),
+    "bitwise_left_shift": ("bitwise_left_shift", "x << y"), "bitwise_right_shift": ("bitwise_right_shift", "x >> y"),
     "equal": ("equal", "x == y (bool)"), "eq": ("equal", "x == y (bool)"),
     "not_equal": ("not_equal", "x != y (bool)"), "ne": ("not_equal", "x != y (bool)"),
     "less_than": ("less_than", "x < y (bool)"), "less": ("less_than", "x < y (bool)"),

@@ -146,6 +146,8 @@ _NO_GRAD = {
     "gcd": (np.gcd, INTS, None, "Out = the greatest common divisor of X and Y (non-negative)"),
     "lcm": (np.lcm, INTS, None, "Out = the least common multiple of X and Y (non-negative)"),
     "nextafter": (_nextafter, FLOATS, None, "Out = the next representable value after X toward Y"),
+    "bitwise_left_shift": (np.left_shift, INTS, None, "Out = X << Y"),
+    "bitwise_right_shift": (np.right_shift, INTS, None, "Out = X >> Y (arithmetic: the sign is kept)"),
 }
 
 for _type, (_fn, _allowed, _out, _doc) in _NO_GRAD.items():

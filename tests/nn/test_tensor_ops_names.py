@@ -120,16 +120,18 @@ ARGS = {
     "clip_": (-0.2, 0.3), "cast_": ("float32",), "reshape_": ([3, 2],), "flatten_": (), "squeeze_": (),
     "unsqueeze_": (0,), "t_": (), "transpose_": ([1, 0],), "tril_": (), "triu_": (), "cumsum_": (1,),
     "masked_fill_": ("MASK", 5.0), "scatter_": ("IDS", "UPD"), "nan_to_num_": (), "pow_": (2.0,),
-    "scale_": (3.0,), "addmm_": None,
+    "scale_": (3.0,), "cumprod_": (1,), "index_add_": ("IDS", 0, "UPD"), "index_fill_": ("IDS", 1, -2.0),
+    "index_put_": ("IDX2", "VAL2"), "ldexp_": ("INTS",), "lerp_": ("Y", 0.3), "put_along_axis_": ("IDS2", 9.0, 1),
 }
-_BINARY_INPLACE = {"add_", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "copysign_", "div_", "divide_",
+_BINARY_INPLACE = {"bitwise_left_shift_", "bitwise_right_shift_", "add_", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "copysign_", "div_", "divide_",
                    "equal_", "floor_divide_", "floor_mod_", "gcd_", "greater_equal_", "greater_than_", "hypot_",
                    "lcm_", "less_", "less_equal_", "less_than_", "logical_and_", "logical_or_", "logical_xor_",
                    "mod_", "multiply_", "remainder_", "sub_", "subtract_"}
-_INT_INPLACE = {"bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_not_", "bitwise_invert_", "gcd_", "lcm_"}
+_INT_INPLACE = {"bitwise_left_shift_", "bitwise_right_shift_", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_not_", "bitwise_invert_", "gcd_", "lcm_"}
 
 
-@pytest.mark.parametrize("name", sorted(set(paddle_ops.INPLACE) - {"fill_", "zero_", "addmm_"}))
+@pytest.mark.parametrize("name", sorted(set(paddle_ops.INPLACE) - {"fill_", "zero_", "addmm_", "baddbmm_", "uniform_",
+                                                                    "normal_", "log_normal_"}))
 def test_every_inplace_variant_equals_its_function(name):
     base = paddle_ops._base(name)
     a = (rng.integers(1, 9, (2, 3)) if name in _INT_INPLACE else rng.uniform(0.2, 0.9, (2, 3))).astype(
@@ -142,7 +144,10 @@ def test_every_inplace_variant_equals_its_function(name):
                 return paddle.to_tensor(np.array([1]))
             if v == "UPD":
                 return paddle.to_tensor(np.ones((1, 3)))
-            return v
+            special = {"IDX2": (paddle.to_tensor(np.array([0, 1])), paddle.to_tensor(np.array([2, 0]))),
+                       "VAL2": paddle.to_tensor(np.array([5.0, 6.0])), "INTS": paddle.to_tensor(np.array([1, 2, -1])),
+                       "Y": paddle.to_tensor(a[::-1].copy()), "IDS2": paddle.to_tensor(np.array([[0], [2]]))}
+            return special.get(v, v) if isinstance(v, str) else v
         if name in _BINARY_INPLACE:
             args = (paddle.to_tensor(a[::-1].copy()),)
         else:
@@ -158,6 +163,21 @@ def test_every_inplace_variant_equals_its_function(name):
                 expected = expected.astype(a.dtype)
             np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
             assert out.shape == list(expected.shape)
+
+
+def test_random_refills_and_baddbmm_inplace():
+    with context.static_mode_guard(False):
+        x = paddle.zeros([500], "float64")
+        assert paddle.uniform_(x, 2.0, 3.0) is x and x.dtype == "float64" and x.inplace_version == 1
+        assert 2.0 <= x.numpy().min() and x.numpy().max() < 3.0
+        x.normal_(5.0, 0.1)
+        assert abs(x.numpy().mean() - 5.0) < 0.05
+        paddle.log_normal_(x, 0.0, 0.1)
+        assert x.numpy().min() > 0 and x.inplace_version == 3
+        c = paddle.to_tensor(np.ones((2, 2, 2)))
+        e = paddle.to_tensor(np.stack([np.eye(2)] * 2))
+        paddle.baddbmm_(c, e, e, beta=2.0, alpha=3.0)
+        np.testing.assert_allclose(c.numpy(), 2.0 + 3.0 * np.stack([np.eye(2)] * 2))
 
 
 def test_addmm_inplace_fill_and_zero():
