@@ -128,7 +128,10 @@ INPLACE = _inplace_functions()
 _METHOD_EXCLUDE = {"e", "pi", "inf", "nan", "newaxis", "dtype", "finfo", "iinfo", "broadcast_shape",
                    "broadcast_shapes", "meshgrid", "linspace", "logspace", "eye", "randint", "randperm",
                    "standard_normal", "is_tensor", "concatenate", "cat", "stack", "hstack", "vstack",
-                   "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "empty", "einsum", "scatter_nd"}
+                   "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "empty", "einsum", "scatter_nd",
+                   "as_tensor", "asarray", "block_diag", "cartesian_prod", "column_stack", "dstack", "from_numpy",
+                   "get_default_dtype", "log_normal", "manual_seed", "row_stack", "set_grad_enabled",
+                   "set_printoptions", "tril_indices", "triu_indices", "where_", "shape", "rank"}
 
 
 def bind() -> None:

@@ -184,22 +184,33 @@ def kthvalue(x, k, axis=None, keepdim=False, name=None):
     return v, i
 
 
-def median(x, axis=None, keepdim=False, name=None):
-    """The median along ``axis`` (of all elements when None): the mean of the two middle values
-    for an even count, as the reference's default."""
-    if axis is None:
+def median(x, axis=None, keepdim=False, mode="avg", name=None):
+    """The median along ``axis`` (of all elements when None).  ``mode='avg'``: the mean of the two
+    middle values for an even count, float32 (float64 for float64 x); ``mode='min'``: the lower
+    middle value, with its index (int64) when ``axis`` is given, as the reference."""
+    if mode not in ("avg", "min"):
+        raise ValueError(f"median(): mode must be 'avg' or 'min', got {mode!r}")
+    rank = len(x.shape)
+    flat = axis is None
+    if flat:
         x, axis = T.reshape(x, [-1]), 0
-        if keepdim:
-            raise NotImplementedError("median(axis=None, keepdim=True) is not supported yet")
     axis = _int_axis(axis) % max(len(x.shape), 1)
     n = x.shape[axis]
     if n is None or n < 0:
         raise ValueError("median(): the size of the reduced axis must be known")
+    if mode == "min":
+        values, indices = kthvalue(x, (n - 1) // 2 + 1, axis=axis, keepdim=keepdim and not flat)
+        if flat:
+            return T.reshape(values, [1] * rank) if keepdim else values
+        return values, indices
+    if str(x.dtype) != "float64":
+        x = T.cast(x, "float32")
     s = sort(x, axis=axis)
     lo, hi = (n - 1) // 2, n // 2
     part = apply_op_single("slice", {"Input": s}, {"axes": [axis], "starts": [lo], "ends": [hi + 1]},
                            name_key=T._key("slice"))
-    return T.mean(part, axis=axis, keepdim=keepdim)
+    out = T.mean(part, axis=axis, keepdim=keepdim and not flat)
+    return T.reshape(out, [1] * rank) if flat and keepdim else out
 
 
 __all__ = ["argmax", "argmin", "argsort", "argwhere", "gather", "gather_nd", "index_sample", "index_select",

@@ -78,6 +78,9 @@ ROWS = [
     ("kthvalue", lambda a: paddle.kthvalue(a, 2), lambda a: [np.sort(a, -1)[:, 1], np.argsort(a, -1)[:, 1]], [M]),
     ("median-even", lambda a: paddle.median(a, axis=1), lambda a: _med(a, 1), [M]),
     ("median-odd-all", paddle.median, lambda a: np.array(np.median(a[:, :3])), [M[:, :3]]),
+    ("median-int", paddle.median, lambda a: np.array(5.5, np.float32), [np.arange(12).reshape(3, 4)]),
+    ("median-min", lambda a: paddle.median(a, axis=1, mode="min"),
+     lambda a: [np.sort(a, 1)[:, 1], np.argsort(a, 1, kind="stable")[:, 1]], [M]),
     ("stack", lambda a, b: paddle.stack([a, b], axis=1), lambda a, b: np.stack([a, b], 1), [M, P]),
     ("unstack", lambda a: paddle.unstack(a, axis=1), lambda a: [a[:, k] for k in range(4)], [M]),
     ("unbind", lambda a: paddle.unbind(a), lambda a: list(a), [M]),
@@ -165,6 +168,8 @@ def test_function_in_both_modes_matches_numpy(row):
         assert len(got) == len(want), f"{row[0]} ({mode}): {len(got)} outputs, expected {len(want)}"
         for g, w in zip(got, want):
             assert g.shape == w.shape, f"{row[0]} ({mode}): shape {g.shape}, expected {w.shape}"
+            if w.dtype == np.float32:
+                assert g.dtype == np.float32, f"{row[0]} ({mode}): dtype {g.dtype}, expected float32"
             if w.dtype.kind in "iub":
                 assert g.dtype.kind == w.dtype.kind, f"{row[0]} ({mode}): dtype {g.dtype}"
                 np.testing.assert_array_equal(g, w, err_msg=f"{row[0]} ({mode})")
