@@ -10,3 +10,28 @@ from ..optimizer.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByVal
 __all__ = ["ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue", "GELU", "BatchNorm", "BatchNorm1D", "BatchNorm2D", "Conv2D", "Dropout", "Embedding", "Flatten",
            "LayerNorm", "Layer", "LeakyReLU", "Linear", "ParamAttr", "ReLU", "Sequential", "Sigmoid",
            "Softmax", "Tanh", "functional", "initializer"]
+
+# --- issue 16, nn layers ---------------------------------------------------------------------------
+from .activation_layers import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,  # noqa: E402
+                                LogSigmoid, LogSoftmax, Maxout, Mish, PReLU, ReLU6, RReLU, SiLU, Silu, Softmax2D,
+                                Softplus, Softshrink, Softsign, Swish, Tanhshrink, ThresholdedReLU)
+from .containers import (LayerDict, LayerList, Module, ModuleDict, ModuleList, Parameter,  # noqa: E402
+                         ParameterDict, ParameterList)
+from .conv_layers import Conv1D, Conv1DTranspose, Conv2DTranspose  # noqa: E402
+from .misc_layers import (AlphaDropout, Bilinear, ChannelShuffle, Dropout2D, Dropout3D,  # noqa: E402
+                          FeatureAlphaDropout, Identity, PixelShuffle, PixelUnshuffle, Unflatten)
+from .norm_layers import BatchNorm3D, GroupNorm, InstanceNorm1D, InstanceNorm2D, InstanceNorm3D  # noqa: E402
+from .norm_layers import LocalResponseNorm  # noqa: E402
+from .pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool1d,  # noqa: E402
+                      AdaptiveMaxPool2D, AdaptiveMaxPool2d, AvgPool1D, AvgPool2D, MaxPool1D, MaxPool2D)
+
+Conv1d, Conv2d = Conv1D, Conv2D
+__all__ += ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "AdaptiveMaxPool1d", "AdaptiveMaxPool2D",
+            "AdaptiveMaxPool2d", "AlphaDropout", "AvgPool1D", "AvgPool2D", "BatchNorm3D", "Bilinear", "CELU",
+            "ChannelShuffle", "Conv1D", "Conv1DTranspose", "Conv1d", "Conv2DTranspose", "Conv2d", "Dropout2D",
+            "Dropout3D", "ELU", "FeatureAlphaDropout", "GLU", "GroupNorm", "Hardshrink", "Hardsigmoid", "Hardswish",
+            "Hardtanh", "Identity", "InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D", "LayerDict", "LayerList",
+            "LocalResponseNorm", "LogSigmoid", "LogSoftmax", "MaxPool1D", "MaxPool2D", "Maxout", "Mish", "Module",
+            "ModuleDict", "ModuleList", "PReLU", "Parameter", "ParameterDict", "ParameterList", "PixelShuffle",
+            "PixelUnshuffle", "RReLU", "ReLU6", "SELU", "SiLU", "Silu", "Softmax2D", "Softplus", "Softshrink",
+            "Softsign", "Swish", "Tanhshrink", "ThresholdedReLU", "Unflatten"]
