@@ -22,6 +22,8 @@ from .misc_layers import (AlphaDropout, Bilinear, ChannelShuffle, Dropout2D, Dro
                           FeatureAlphaDropout, Identity, PixelShuffle, PixelUnshuffle, Unflatten)
 from .norm_layers import BatchNorm3D, GroupNorm, InstanceNorm1D, InstanceNorm2D, InstanceNorm3D  # noqa: E402
 from .norm_layers import LocalResponseNorm  # noqa: E402
+from .rnn import GRU, LSTM, RNN, BiRNN, SimpleRNN  # noqa: E402
+from .rnn_cells import GRUCell, LSTMCell, RNNCellBase, SimpleRNNCell  # noqa: E402
 from .pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool1d,  # noqa: E402
                       AdaptiveMaxPool2D, AdaptiveMaxPool2d, AvgPool1D, AvgPool2D, MaxPool1D, MaxPool2D)
 
@@ -34,4 +36,5 @@ __all__ += ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "Adap
             "LocalResponseNorm", "LogSigmoid", "LogSoftmax", "MaxPool1D", "MaxPool2D", "Maxout", "Mish", "Module",
             "ModuleDict", "ModuleList", "PReLU", "Parameter", "ParameterDict", "ParameterList", "PixelShuffle",
             "PixelUnshuffle", "RReLU", "ReLU6", "SELU", "SiLU", "Silu", "Softmax2D", "Softplus", "Softshrink",
-            "Softsign", "Swish", "Tanhshrink", "ThresholdedReLU", "Unflatten"]
+            "Softsign", "Swish", "Tanhshrink", "ThresholdedReLU", "Unflatten", "BiRNN", "GRU", "GRUCell", "LSTM",
+            "LSTMCell", "RNN", "RNNCellBase", "SimpleRNN", "SimpleRNNCell"]
