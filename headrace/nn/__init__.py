@@ -24,6 +24,8 @@ from .norm_layers import BatchNorm3D, GroupNorm, InstanceNorm1D, InstanceNorm2D,
 from .norm_layers import LocalResponseNorm  # noqa: E402
 from .rnn import GRU, LSTM, RNN, BiRNN, SimpleRNN  # noqa: E402
 from .rnn_cells import GRUCell, LSTMCell, RNNCellBase, SimpleRNNCell  # noqa: E402
+from .transformer import (MultiHeadAttention, Transformer, TransformerDecoder,  # noqa: E402
+                          TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer)
 from .pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool1d,  # noqa: E402
                       AdaptiveMaxPool2D, AdaptiveMaxPool2d, AvgPool1D, AvgPool2D, MaxPool1D, MaxPool2D)
 
@@ -37,4 +39,5 @@ __all__ += ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "Adap
             "ModuleDict", "ModuleList", "PReLU", "Parameter", "ParameterDict", "ParameterList", "PixelShuffle",
             "PixelUnshuffle", "RReLU", "ReLU6", "SELU", "SiLU", "Silu", "Softmax2D", "Softplus", "Softshrink",
             "Softsign", "Swish", "Tanhshrink", "ThresholdedReLU", "Unflatten", "BiRNN", "GRU", "GRUCell", "LSTM",
-            "LSTMCell", "RNN", "RNNCellBase", "SimpleRNN", "SimpleRNNCell"]
+            "LSTMCell", "RNN", "RNNCellBase", "SimpleRNN", "SimpleRNNCell", "MultiHeadAttention", "Transformer",
+            "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
