@@ -27,7 +27,8 @@ from .rnn_cells import GRUCell, LSTMCell, RNNCellBase, SimpleRNNCell  # noqa: E4
 from .transformer import (MultiHeadAttention, Transformer, TransformerDecoder,  # noqa: E402
                           TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer)
 from .pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool1d,  # noqa: E402
-                      AdaptiveMaxPool2D, AdaptiveMaxPool2d, AvgPool1D, AvgPool2D, MaxPool1D, MaxPool2D)
+                      AdaptiveMaxPool2D, AdaptiveMaxPool2d, AvgPool1D, AvgPool2D, MaxPool1D, MaxPool2D,
+                      MaxUnPool1D, MaxUnPool2D)
 
 Conv1d, Conv2d = Conv1D, Conv2D
 __all__ += ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "AdaptiveMaxPool1d", "AdaptiveMaxPool2D",
@@ -40,4 +41,5 @@ __all__ += ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "Adap
             "PixelUnshuffle", "RReLU", "ReLU6", "SELU", "SiLU", "Silu", "Softmax2D", "Softplus", "Softshrink",
             "Softsign", "Swish", "Tanhshrink", "ThresholdedReLU", "Unflatten", "BiRNN", "GRU", "GRUCell", "LSTM",
             "LSTMCell", "RNN", "RNNCellBase", "SimpleRNN", "SimpleRNNCell", "MultiHeadAttention", "Transformer",
-            "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
+            "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+            "MaxUnPool1D", "MaxUnPool2D"]

@@ -270,4 +270,5 @@ from .functional_misc import (alpha_dropout, bilinear, channel_shuffle, dropout2
                               feature_alpha_dropout, pixel_shuffle, pixel_unshuffle)
 from .functional_norm import group_norm, instance_norm, local_response_norm  # noqa: E402,F401
 from .functional_pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: E402,F401
-                                 adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
+                                 adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,
+                                 max_unpool1d, max_unpool2d)

@@ -6,14 +6,16 @@ kernel and one gradient.  Arguments follow the reference: ``stride`` defaults to
 ``kernel_size``; ``padding`` is an int, 'SAME'/'VALID', one value per spatial dim, a
 (before, after) pair per spatial dim, or the reference's per-dim pairs including [0, 0] for N and
 C; ``exclusive`` (avg) leaves padding out of the divisor; ``divisor_override`` replaces it.
-``return_mask`` (the argmax indices) is not supported yet and says so.
+``return_mask=True`` (max pooling, NCHW/NCL) runs the ``max_pool2d_with_index`` op instead and
+also returns the flat index of every maximum in its input plane, which ``max_unpool1d/2d``
+(op ``unpool``) take to put the values back.
 """
 from __future__ import annotations
 
 import numbers
 
 from ..core.errors import ShapeError, fmt_shape
-from ..ops.apply import apply_op_single
+from ..ops.apply import apply_op, apply_op_single
 from .tensor import _key, squeeze, unsqueeze
 
 
@@ -59,11 +61,6 @@ def _check_rank(x, rank, func):
         raise ShapeError(f"{func}(): the input must be {rank}-D, got {fmt_shape(x.shape)}")
 
 
-def _no_mask(return_mask, func):
-    if return_mask:
-        raise NotImplementedError(f"{func}(): return_mask=True (argmax indices) is not supported yet")
-
-
 def _check_format(data_format, allowed, func):
     if data_format not in allowed:
         raise ValueError(f"{func}(): data_format must be one of {list(allowed)}, got {data_format!r}")
@@ -76,20 +73,52 @@ def _pool(x, kind, ksize, strides, paddings, algorithm, ceil_mode, exclusive, da
     return apply_op_single("pool2d", {"X": x}, attrs, name_key=_key(func, name))
 
 
-def _pool2d(x, kind, kernel_size, stride, padding, ceil_mode, exclusive, data_format, func, name):
+def _explicit(paddings, algorithm, sizes, ksize, strides, func):
+    """Explicit [top, bottom, left, right] pads for the index op ('SAME' needs known sizes)."""
+    if algorithm == "VALID":
+        return [0, 0, 0, 0]
+    if algorithm == "EXPLICIT":
+        return paddings
+    if any(d < 0 for d in sizes):
+        raise ValueError(f"{func}(): padding='SAME' with return_mask=True needs known spatial sizes")
+    out = []
+    for size, k, s in zip(sizes, ksize, strides):
+        total = max((-(-size // s) - 1) * s + k - size, 0)
+        out += [total // 2, total - total // 2]
+    return out
+
+
+def _with_index(x, attrs, func, name):
+    outs = apply_op("max_pool2d_with_index", {"X": x}, attrs, name_key=_key(func, name))
+    return outs["Out"][0], outs["Mask"][0]
+
+
+def _pool2d(x, kind, kernel_size, stride, padding, ceil_mode, exclusive, data_format, func, name,
+            return_mask=False):
     _check_rank(x, 4, func)
     _check_format(data_format, ("NCHW", "NHWC"), func)
     ksize = _ints(kernel_size, 2, "kernel_size", func)
     strides = ksize if stride is None else _ints(stride, 2, "stride", func)
     paddings, algorithm = spatial_padding(padding, 2, data_format == "NHWC", func)
+    if return_mask:
+        if data_format != "NCHW":
+            raise ValueError(f"{func}(): return_mask=True needs data_format='NCHW'")
+        pads = _explicit(paddings, algorithm, x.shape[2:], ksize, strides, func)
+        return _with_index(x, {"ksize": ksize, "strides": strides, "paddings": pads, "ceil_mode": bool(ceil_mode)},
+                           func, name)
     return _pool(x, kind, ksize, strides, paddings, algorithm, ceil_mode, exclusive, data_format, func, name)
 
 
-def _pool1d(x, kind, kernel_size, stride, padding, ceil_mode, exclusive, func, name):
+def _pool1d(x, kind, kernel_size, stride, padding, ceil_mode, exclusive, func, name, return_mask=False):
     _check_rank(x, 3, func)
     ksize = [1] + _ints(kernel_size, 1, "kernel_size", func)
     strides = ksize if stride is None else [1] + _ints(stride, 1, "stride", func)
     paddings, algorithm = spatial_padding(padding, 1, False, func)
+    if return_mask:
+        pads = _explicit([0, 0] + paddings, algorithm, [1, x.shape[2]], ksize, strides, func)
+        out, mask = _with_index(unsqueeze(x, [2]), {"ksize": ksize, "strides": strides, "paddings": pads,
+                                                    "ceil_mode": bool(ceil_mode)}, func, name)
+        return squeeze(out, [2]), squeeze(mask, [2])
     out = _pool(unsqueeze(x, [2]), kind, ksize, strides, [0, 0] + paddings, algorithm, ceil_mode, exclusive,
                 "NCHW", func, name)
     return squeeze(out, [2])
@@ -97,8 +126,7 @@ def _pool1d(x, kind, kernel_size, stride, padding, ceil_mode, exclusive, func, n
 
 def max_pool1d(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, name=None):
     """Max pooling over the last dim of [N, C, L]."""
-    _no_mask(return_mask, "max_pool1d")
-    return _pool1d(x, "max", kernel_size, stride, padding, ceil_mode, True, "max_pool1d", name)
+    return _pool1d(x, "max", kernel_size, stride, padding, ceil_mode, True, "max_pool1d", name, return_mask)
 
 
 def avg_pool1d(x, kernel_size, stride=None, padding=0, exclusive=True, ceil_mode=False, name=None):
@@ -109,8 +137,8 @@ def avg_pool1d(x, kernel_size, stride=None, padding=0, exclusive=True, ceil_mode
 def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, return_mask=False, data_format="NCHW",
                name=None):
     """Max pooling over H and W of [N, C, H, W] (or NHWC)."""
-    _no_mask(return_mask, "max_pool2d")
-    return _pool2d(x, "max", kernel_size, stride, padding, ceil_mode, True, data_format, "max_pool2d", name)
+    return _pool2d(x, "max", kernel_size, stride, padding, ceil_mode, True, data_format, "max_pool2d", name,
+                   return_mask)
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, divisor_override=None,
@@ -140,24 +168,27 @@ def _output_size(output_size, n, in_sizes, func):
     return sizes
 
 
-def _adaptive(x, kind, sizes, data_format, func, name):
+def _adaptive(x, kind, sizes, data_format, func, name, return_mask=False):
+    if return_mask:
+        return _with_index(x, {"ksize": sizes, "adaptive": True}, func, name)
     attrs = {"pooling_type": kind, "ksize": sizes, "strides": [1, 1], "paddings": [0, 0],
              "global_pooling": False, "adaptive": True, "data_format": data_format}
     return apply_op_single("pool2d", {"X": x}, attrs, name_key=_key(func, name))
 
 
-def _adaptive2d(x, kind, output_size, data_format, func, name):
+def _adaptive2d(x, kind, output_size, data_format, func, name, return_mask=False):
     _check_rank(x, 4, func)
     _check_format(data_format, ("NCHW", "NHWC"), func)
     hw = x.shape[1:3] if data_format == "NHWC" else x.shape[2:4]
     sizes = _output_size(output_size, 2, [d if d > 0 else None for d in hw], func)
-    return _adaptive(x, kind, sizes, data_format, func, name)
+    return _adaptive(x, kind, sizes, data_format, func, name, return_mask)
 
 
-def _adaptive1d(x, kind, output_size, func, name):
+def _adaptive1d(x, kind, output_size, func, name, return_mask=False):
     _check_rank(x, 3, func)
     sizes = _output_size(output_size, 1, [x.shape[2] if x.shape[2] > 0 else None], func)
-    return squeeze(_adaptive(unsqueeze(x, [2]), kind, [1] + sizes, "NCHW", func, name), [2])
+    out = _adaptive(unsqueeze(x, [2]), kind, [1] + sizes, "NCHW", func, name, return_mask)
+    return (squeeze(out[0], [2]), squeeze(out[1], [2])) if return_mask else squeeze(out, [2])
 
 
 def adaptive_avg_pool1d(x, output_size, name=None):
@@ -167,8 +198,7 @@ def adaptive_avg_pool1d(x, output_size, name=None):
 
 def adaptive_max_pool1d(x, output_size, return_mask=False, name=None):
     """Max over adaptive bins of [N, C, L]."""
-    _no_mask(return_mask, "adaptive_max_pool1d")
-    return _adaptive1d(x, "max", output_size, "adaptive_max_pool1d", name)
+    return _adaptive1d(x, "max", output_size, "adaptive_max_pool1d", name, return_mask)
 
 
 def adaptive_avg_pool2d(x, output_size, data_format="NCHW", name=None):
@@ -178,5 +208,47 @@ def adaptive_avg_pool2d(x, output_size, data_format="NCHW", name=None):
 
 def adaptive_max_pool2d(x, output_size, return_mask=False, name=None):
     """Max over adaptive bins of H and W of [N, C, H, W]."""
-    _no_mask(return_mask, "adaptive_max_pool2d")
-    return _adaptive2d(x, "max", output_size, "NCHW", "adaptive_max_pool2d", name)
+    return _adaptive2d(x, "max", output_size, "NCHW", "adaptive_max_pool2d", name, return_mask)
+
+
+def _unpool_size(in_sizes, ksize, strides, pads, output_size, func):
+    default = [(in_sizes[i] - 1) * strides[i] - pads[2 * i] - pads[2 * i + 1] + ksize[i] for i in range(len(ksize))]
+    if output_size is None:
+        return default
+    size = [int(s) for s in list(output_size)[-len(ksize):]]
+    for d, s, st in zip(default, size, strides):
+        if not d <= s < d + st:
+            raise ValueError(f"{func}(): output_size {size} must lie between {default} and that plus the stride - 1")
+    return size
+
+
+def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, data_format="NCHW", output_size=None, name=None):
+    """Put each value of ``x`` at its index (from ``max_pool2d(return_mask=True)``) in a zero
+    [N, C, H_out, W_out] (default ``(H - 1) * stride - 2 * padding + kernel_size``)."""
+    _check_rank(x, 4, "max_unpool2d")
+    _check_format(data_format, ("NCHW",), "max_unpool2d")
+    ksize = _ints(kernel_size, 2, "kernel_size", "max_unpool2d")
+    strides = ksize if stride is None else _ints(stride, 2, "stride", "max_unpool2d")
+    pads, _ = spatial_padding(padding, 2, False, "max_unpool2d")
+    if min(x.shape[2:]) < 0:
+        raise ShapeError(f"max_unpool2d(): the spatial sizes must be known, got {fmt_shape(x.shape)}")
+    size = _unpool_size(x.shape[2:], ksize, strides, pads, output_size, "max_unpool2d")
+    return apply_op_single("unpool", {"X": x, "Indices": indices},
+                           {"ksize": ksize, "strides": strides, "paddings": pads, "output_size": size},
+                           name_key=_key("max_unpool2d", name))
+
+
+def max_unpool1d(x, indices, kernel_size, stride=None, padding=0, data_format="NCL", output_size=None, name=None):
+    """``max_unpool2d`` over [N, C, L] (indices from ``max_pool1d(return_mask=True)``)."""
+    _check_rank(x, 3, "max_unpool1d")
+    _check_format(data_format, ("NCL",), "max_unpool1d")
+    k = _ints(kernel_size, 1, "kernel_size", "max_unpool1d")
+    s = k if stride is None else _ints(stride, 1, "stride", "max_unpool1d")
+    pads, _ = spatial_padding(padding, 1, False, "max_unpool1d")
+    if x.shape[2] < 0:
+        raise ShapeError(f"max_unpool1d(): the length must be known, got {fmt_shape(x.shape)}")
+    size = _unpool_size([x.shape[2]], k, s, pads, output_size, "max_unpool1d")
+    out = apply_op_single("unpool", {"X": unsqueeze(x, [2]), "Indices": unsqueeze(indices, [2])},
+                          {"ksize": [1] + k, "strides": [1] + s, "paddings": [0, 0] + pads, "output_size": [1] + size},
+                          name_key=_key("max_unpool1d", name))
+    return squeeze(out, [2])

@@ -92,5 +92,29 @@ class AdaptiveMaxPool2D(_Pool):
         super().__init__(output_size=output_size, return_mask=return_mask, name=name)
 
 
+class MaxUnPool1D(Layer):
+    """Inverse of ``MaxPool1D(return_mask=True)``: ``forward(x, indices)``."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, data_format="NCL", output_size=None, name=None):
+        super().__init__()
+        self._config = dict(kernel_size=kernel_size, stride=stride, padding=padding, data_format=data_format,
+                            output_size=output_size, name=name)
+
+    def forward(self, x, indices):
+        return FP.max_unpool1d(x, indices, **self._config)
+
+
+class MaxUnPool2D(Layer):
+    """Inverse of ``MaxPool2D(return_mask=True)``: ``forward(x, indices)``."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, data_format="NCHW", output_size=None, name=None):
+        super().__init__()
+        self._config = dict(kernel_size=kernel_size, stride=stride, padding=padding, data_format=data_format,
+                            output_size=output_size, name=name)
+
+    def forward(self, x, indices):
+        return FP.max_unpool2d(x, indices, **self._config)
+
+
 AdaptiveMaxPool1d = AdaptiveMaxPool1D
 AdaptiveMaxPool2d = AdaptiveMaxPool2D

@@ -134,8 +134,9 @@ def test_pool_nhwc_and_pair_padding_forms():
 def test_pool_errors():
     with context.static_mode_guard(False):
         x = paddle.to_tensor(np.zeros((1, 2, 4, 4), np.float32))
-        with pytest.raises(NotImplementedError, match="return_mask"):
-            F.max_pool2d(x, 2, return_mask=True)
+        with pytest.raises(ValueError, match="return_mask"):
+            F.max_pool2d(paddle.to_tensor(np.zeros((1, 4, 4, 2), np.float32)), 2, return_mask=True,
+                         data_format="NHWC")
         with pytest.raises(ValueError, match="padding"):
             F.max_pool2d(x, 2, padding=[1, 2, 3])
         with pytest.raises(ValueError, match="batch and channel"):
