@@ -19,16 +19,16 @@ from .containers import (LayerDict, LayerList, Module, ModuleDict, ModuleList, P
                          ParameterDict, ParameterList)
 from .conv_layers import Conv1D, Conv1DTranspose, Conv2DTranspose  # noqa: E402
 from .misc_layers import (AlphaDropout, Bilinear, ChannelShuffle, Dropout2D, Dropout3D,  # noqa: E402
-                          FeatureAlphaDropout, Identity, PixelShuffle, PixelUnshuffle, Unflatten)
+                          FeatureAlphaDropout, Fold, Identity, PixelShuffle, PixelUnshuffle, Unflatten, Unfold)
 from .norm_layers import BatchNorm3D, GroupNorm, InstanceNorm1D, InstanceNorm2D, InstanceNorm3D  # noqa: E402
-from .norm_layers import LocalResponseNorm  # noqa: E402
+from .norm_layers import LocalResponseNorm, SyncBatchNorm  # noqa: E402
 from .rnn import GRU, LSTM, RNN, BiRNN, SimpleRNN  # noqa: E402
 from .rnn_cells import GRUCell, LSTMCell, RNNCellBase, SimpleRNNCell  # noqa: E402
 from .transformer import (MultiHeadAttention, Transformer, TransformerDecoder,  # noqa: E402
                           TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer)
 from .pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool1d,  # noqa: E402
                       AdaptiveMaxPool2D, AdaptiveMaxPool2d, AvgPool1D, AvgPool2D, MaxPool1D, MaxPool2D,
-                      MaxUnPool1D, MaxUnPool2D)
+                      LPPool1D, LPPool1d, LPPool2D, LPPool2d, MaxUnPool1D, MaxUnPool2D)
 
 Conv1d, Conv2d = Conv1D, Conv2D
 __all__ += ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "AdaptiveMaxPool1d", "AdaptiveMaxPool2D",
@@ -42,4 +42,5 @@ __all__ += ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "Adap
             "Softsign", "Swish", "Tanhshrink", "ThresholdedReLU", "Unflatten", "BiRNN", "GRU", "GRUCell", "LSTM",
             "LSTMCell", "RNN", "RNNCellBase", "SimpleRNN", "SimpleRNNCell", "MultiHeadAttention", "Transformer",
             "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
-            "MaxUnPool1D", "MaxUnPool2D"]
+            "MaxUnPool1D", "MaxUnPool2D", "Fold", "Unfold", "SyncBatchNorm", "LPPool1D", "LPPool1d", "LPPool2D",
+            "LPPool2d"]

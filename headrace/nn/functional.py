@@ -266,9 +266,9 @@ from .functional_activation import (celu, elu, glu, hardshrink, hardsigmoid, har
                                     selu, silu, softmax2d, softplus, softshrink, softsign, swish, tanhshrink,
                                     thresholded_relu)
 from .functional_conv import conv1d, conv1d_transpose, conv2d_transpose  # noqa: E402,F401
-from .functional_misc import (alpha_dropout, bilinear, channel_shuffle, dropout2d, dropout3d,  # noqa: E402,F401
-                              feature_alpha_dropout, pixel_shuffle, pixel_unshuffle)
+from .functional_misc import (alpha_dropout, bilinear, channel_shuffle, dropout1d, dropout2d,  # noqa: E402,F401
+                              dropout3d, feature_alpha_dropout, fold, pixel_shuffle, pixel_unshuffle, unfold)
 from .functional_norm import group_norm, instance_norm, local_response_norm  # noqa: E402,F401
 from .functional_pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: E402,F401
                                  adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,
-                                 max_unpool1d, max_unpool2d)
+                                 lp_pool1d, lp_pool2d, max_unpool1d, max_unpool2d)

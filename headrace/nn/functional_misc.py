@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from ..core.errors import ShapeError, fmt_shape
 from ..ops.apply import apply_op, apply_op_single
-from .tensor import _key, reshape, transpose
+from .tensor import _key, assign, reshape, transpose, unsqueeze
 
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
@@ -162,3 +164,71 @@ def bilinear(x1, x2, weight, bias=None, name=None):
     if bias is not None:
         out = apply_op_single("elementwise_add", {"X": out, "Y": bias}, name_key=key)
     return out
+
+
+def dropout1d(x, p=0.5, training=True, data_format="NCL", name=None):
+    """Zero whole channels of [N, C, L] (or [C, L]) with probability ``p``."""
+    if len(x.shape) == 2:
+        return reshape(_channel_dropout(unsqueeze(x, [0]), p, training, data_format, 3, ("NCL", "NLC"),
+                                        "dropout1d", name), [int(d) for d in x.shape])
+    return _channel_dropout(x, p, training, data_format, 3, ("NCL", "NLC"), "dropout1d", name)
+
+
+def _pairs(value, what, func, four=False):
+    """[a, b] from an int or a pair; with ``four``, [top, left, bottom, right] as [top, bottom, left, right]."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = [int(value)] * 2
+    value = [int(v) for v in value]
+    if four and len(value) == 4:
+        return [value[0], value[2], value[1], value[3]]
+    if len(value) != 2:
+        raise ValueError(f"{func}(): {what} must be an int or 2 ints{' or 4 ints' if four else ''}, got {value}")
+    return [value[0], value[0], value[1], value[1]] if four else value
+
+
+def _one_hot_filters(channels, kh, kw, dtype, key):
+    """[C * kh * kw, 1, kh, kw]: filter c * kh * kw + i * kw + j picks cell (i, j)."""
+    eye = np.tile(np.eye(kh * kw).reshape(kh * kw, 1, kh, kw), (channels, 1, 1, 1))
+    return assign(eye.astype(str(dtype)))
+
+
+def unfold(x, kernel_sizes, strides=1, paddings=0, dilations=1, name=None):
+    """Sliding blocks of [N, C, H, W] as columns: [N, C * kh * kw, L] (im2col); ``paddings`` is an
+    int, [ph, pw] or [top, left, bottom, right] (the reference's order)."""
+    if len(x.shape) != 4 or x.shape[1] < 0:
+        raise ShapeError(f"unfold(): the input must be 4-D with known channels, got {fmt_shape(x.shape)}")
+    kh, kw = _pairs(kernel_sizes, "kernel_sizes", "unfold")
+    key = _key("unfold", name)
+    channels = int(x.shape[1])
+    filters = _one_hot_filters(channels, kh, kw, x.dtype, key)
+    cols = apply_op_single("depthwise_conv2d", {"Input": x, "Filter": filters},
+                           {"strides": _pairs(strides, "strides", "unfold"),
+                            "paddings": _pairs(paddings, "paddings", "unfold", four=True),
+                            "dilations": _pairs(dilations, "dilations", "unfold"), "groups": channels},
+                           out_slot="Output", name_key=key)
+    return reshape(cols, [0, 0, -1], name)
+
+
+def fold(x, output_sizes, kernel_sizes, strides=1, paddings=0, dilations=1, name=None):
+    """The inverse arrangement of ``unfold`` (col2im): [N, C * kh * kw, L] -> [N, C, H, W], values
+    of overlapping blocks summed."""
+    if len(x.shape) != 3 or x.shape[1] < 0:
+        raise ShapeError(f"fold(): the input must be 3-D [N, C * kh * kw, L], got {fmt_shape(x.shape)}")
+    kh, kw = _pairs(kernel_sizes, "kernel_sizes", "fold")
+    height, width = _pairs(output_sizes, "output_sizes", "fold")
+    sh, sw = _pairs(strides, "strides", "fold")
+    dh, dw = _pairs(dilations, "dilations", "fold")
+    pads = _pairs(paddings, "paddings", "fold", four=True)
+    if x.shape[1] % (kh * kw):
+        raise ShapeError(f"fold(): dim 1 ({x.shape[1]}) must be divisible by kh * kw = {kh * kw}")
+    blocks_h = (height + pads[0] + pads[1] - dh * (kh - 1) - 1) // sh + 1
+    blocks_w = (width + pads[2] + pads[3] - dw * (kw - 1) - 1) // sw + 1
+    if blocks_h <= 0 or blocks_w <= 0 or (x.shape[2] >= 0 and x.shape[2] != blocks_h * blocks_w):
+        raise ShapeError(f"fold(): {x.shape[2]} blocks given, the geometry makes {blocks_h} x {blocks_w}")
+    key = _key("fold", name)
+    channels = int(x.shape[1]) // (kh * kw)
+    grid = reshape(x, [0, int(x.shape[1]), blocks_h, blocks_w])
+    return apply_op_single("conv2d_transpose", {"Input": grid, "Filter": _one_hot_filters(channels, kh, kw, x.dtype,
+                                                                                          key)},
+                           {"strides": [sh, sw], "paddings": pads, "dilations": [dh, dw], "groups": channels,
+                            "output_size": [height, width]}, out_slot="Output", name_key=key)

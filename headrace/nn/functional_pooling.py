@@ -252,3 +252,39 @@ def max_unpool1d(x, indices, kernel_size, stride=None, padding=0, data_format="N
                           {"ksize": [1] + k, "strides": [1] + s, "paddings": [0, 0] + pads, "output_size": [1] + size},
                           name_key=_key("max_unpool1d", name))
     return squeeze(out, [2])
+
+
+def _power(x, exponent, key):
+    y = apply_op_single("fill_constant", attrs={"shape": [1], "dtype": str(x.dtype), "value": float(exponent)},
+                        name_key=key)
+    return apply_op_single("elementwise_pow", {"X": x, "Y": y}, name_key=key)
+
+
+def _lp_pool(x, norm_type, kernel_size, stride, padding, ceil_mode, data_format, n, func, name):
+    if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real) or norm_type <= 0:
+        raise ValueError(f"{func}(): norm_type must be a positive number, got {norm_type!r}")
+    if norm_type == float("inf"):
+        return (max_pool1d(x, kernel_size, stride, padding, False, ceil_mode, name) if n == 1 else
+                max_pool2d(x, kernel_size, stride, padding, ceil_mode, False, data_format, name))
+    key = _key(func, name)
+    powered = _power(x, norm_type, key)
+    if n == 1:
+        _check_format(data_format, ("NCL",), func)
+        window = _ints(kernel_size, 1, "kernel_size", func)[0]
+        mean = avg_pool1d(powered, kernel_size, stride, padding, False, ceil_mode, name)
+    else:
+        kh, kw = _ints(kernel_size, 2, "kernel_size", func)
+        window = kh * kw
+        mean = avg_pool2d(powered, kernel_size, stride, padding, ceil_mode, False, None, data_format, name)
+    total = apply_op_single("scale", {"X": mean}, {"scale": float(window)}, name_key=key)
+    return _power(total, 1.0 / norm_type, key)
+
+
+def lp_pool1d(x, norm_type, kernel_size, stride=None, padding=0, ceil_mode=False, data_format="NCL", name=None):
+    """Power-average pooling over [N, C, L]: ``(sum over the window of x ** p) ** (1 / p)``."""
+    return _lp_pool(x, norm_type, kernel_size, stride, padding, ceil_mode, data_format, 1, "lp_pool1d", name)
+
+
+def lp_pool2d(x, norm_type, kernel_size, stride=None, padding=0, ceil_mode=False, data_format="NCHW", name=None):
+    """Power-average pooling over H and W: ``(sum over the window of x ** p) ** (1 / p)``."""
+    return _lp_pool(x, norm_type, kernel_size, stride, padding, ceil_mode, data_format, 2, "lp_pool2d", name)

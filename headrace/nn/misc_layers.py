@@ -154,3 +154,27 @@ class Bilinear(Layer):
 
     def extra_repr(self):
         return "in1_features={}, in2_features={}, out_features={}".format(*self._sizes)
+
+
+class Unfold(Layer):
+    """Sliding blocks as columns (``F.unfold``): [N, C, H, W] -> [N, C * kh * kw, L]."""
+
+    def __init__(self, kernel_sizes, dilations=1, paddings=0, strides=1, name=None):
+        super().__init__()
+        self._config = dict(kernel_sizes=kernel_sizes, dilations=dilations, paddings=paddings, strides=strides,
+                            name=name)
+
+    def forward(self, input):  # noqa: A002  (the reference's argument name)
+        return FM.unfold(input, **self._config)
+
+
+class Fold(Layer):
+    """Columns back to an image, overlaps summed (``F.fold``): [N, C * kh * kw, L] -> [N, C, H, W]."""
+
+    def __init__(self, output_sizes, kernel_sizes, dilations=1, paddings=0, strides=1, name=None):
+        super().__init__()
+        self._config = dict(output_sizes=output_sizes, kernel_sizes=kernel_sizes, dilations=dilations,
+                            paddings=paddings, strides=strides, name=name)
+
+    def forward(self, input):  # noqa: A002  (the reference's argument name)
+        return FM.fold(input, **self._config)

@@ -116,5 +116,26 @@ class MaxUnPool2D(Layer):
         return FP.max_unpool2d(x, indices, **self._config)
 
 
+class LPPool1D(_Pool):
+    """Power-average pooling over [N, C, L]."""
+    _func, _repr = FP.lp_pool1d, ("norm_type", "kernel_size", "stride", "padding")
+
+    def __init__(self, norm_type, kernel_size, stride=None, padding=0, ceil_mode=False, data_format="NCL",
+                 name=None):
+        super().__init__(norm_type=norm_type, kernel_size=kernel_size, stride=stride, padding=padding,
+                         ceil_mode=ceil_mode, data_format=data_format, name=name)
+
+
+class LPPool2D(_Pool):
+    """Power-average pooling over [N, C, H, W] (or NHWC)."""
+    _func, _repr = FP.lp_pool2d, ("norm_type", "kernel_size", "stride", "padding")
+
+    def __init__(self, norm_type, kernel_size, stride=None, padding=0, ceil_mode=False, data_format="NCHW",
+                 name=None):
+        super().__init__(norm_type=norm_type, kernel_size=kernel_size, stride=stride, padding=padding,
+                         ceil_mode=ceil_mode, data_format=data_format, name=name)
+
+
 AdaptiveMaxPool1d = AdaptiveMaxPool1D
+LPPool1d, LPPool2d = LPPool1D, LPPool2D
 AdaptiveMaxPool2d = AdaptiveMaxPool2D
