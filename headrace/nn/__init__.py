@@ -23,7 +23,7 @@ from .layers_3d import (AdaptiveAvgPool3D, AdaptiveMaxPool3D, AdaptiveMaxPool3d,
 from .misc_layers import (AlphaDropout, Bilinear, ChannelShuffle, Dropout2D, Dropout3D,  # noqa: E402
                           FeatureAlphaDropout, Fold, Identity, PixelShuffle, PixelUnshuffle, Unflatten, Unfold)
 from .norm_layers import BatchNorm3D, GroupNorm, InstanceNorm1D, InstanceNorm2D, InstanceNorm3D  # noqa: E402
-from .norm_layers import LocalResponseNorm, SyncBatchNorm  # noqa: E402
+from .norm_layers import LocalResponseNorm, SpectralNorm, SyncBatchNorm  # noqa: E402
 from .rnn import GRU, LSTM, RNN, BiRNN, SimpleRNN  # noqa: E402
 from .rnn_cells import GRUCell, LSTMCell, RNNCellBase, SimpleRNNCell  # noqa: E402
 from .transformer import (MultiHeadAttention, Transformer, TransformerDecoder,  # noqa: E402
@@ -46,4 +46,4 @@ __all__ += ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "Adap
             "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
             "MaxUnPool1D", "MaxUnPool2D", "Fold", "Unfold", "SyncBatchNorm", "LPPool1D", "LPPool1d", "LPPool2D",
             "LPPool2d", "AdaptiveAvgPool3D", "AdaptiveMaxPool3D", "AdaptiveMaxPool3d", "AvgPool3D", "Conv3D",
-            "Conv3d", "Conv3DTranspose", "MaxPool3D"]
+            "Conv3d", "Conv3DTranspose", "MaxPool3D", "SpectralNorm"]

@@ -10,10 +10,12 @@ from __future__ import annotations
 import numbers
 
 from . import functional_norm as FN
-from .initializer import Constant
+from ..ops.apply import apply_op_single
+from .initializer import Constant, Normal
 from .layer import Layer
 from .layers import _BatchNormBase
 from .param_attr import ParamAttr
+from .tensor import _key
 
 
 def _positive(layer, what, value):
@@ -137,3 +139,32 @@ class SyncBatchNorm(_BatchNormBase):
         for name, sub in list(layer._sub_layers.items()):
             layer._sub_layers[name] = cls.convert_sync_batchnorm(sub)
         return layer
+
+
+class SpectralNorm(Layer):
+    """``forward(weight)``: ``weight`` divided by its spectral norm, estimated by ``power_iters``
+    rounds of power iteration from the fixed random vectors ``weight_u`` [H] and ``weight_v`` [W]
+    (non-trainable parameters drawn from N(0, 1); H = ``weight_shape[dim]``, W the product of the
+    other dims), op ``spectral_norm``."""
+
+    def __init__(self, weight_shape, dim=0, power_iters=1, eps=1e-12, name=None, dtype="float32"):
+        super().__init__(dtype=dtype)
+        shape = [int(d) for d in weight_shape]
+        if not 0 <= dim < len(shape) or len(shape) < 2:
+            raise ValueError(f"SpectralNorm: dim must be an axis of the weight shape {shape}, got {dim}")
+        self._shape, self._dim, self._power_iters, self._eps = shape, int(dim), int(power_iters), float(eps)
+        rows = shape[dim]
+        cols = 1
+        for i, d in enumerate(shape):
+            cols *= d if i != dim else 1
+        fixed = ParamAttr(initializer=Normal(0.0, 1.0), trainable=False)
+        self.weight_u = self.create_parameter([rows], fixed, dtype)
+        self.weight_v = self.create_parameter([cols], ParamAttr(initializer=Normal(0.0, 1.0), trainable=False), dtype)
+
+    def forward(self, x):
+        return apply_op_single("spectral_norm", {"Weight": x, "U": self.weight_u, "V": self.weight_v},
+                               {"dim": self._dim, "power_iters": self._power_iters, "eps": self._eps},
+                               name_key=_key("spectral_norm"))
+
+    def extra_repr(self):
+        return f"weight_shape={self._shape}, dim={self._dim}, power_iters={self._power_iters}"
