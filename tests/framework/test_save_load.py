@@ -316,3 +316,14 @@ def test_values_set_by_hand_into_an_empty_scope_are_checked_when_the_program_run
     for key, value in good.items():
         scope.var(key).get_tensor().set(value)
     np.testing.assert_array_equal(Executor().run(main, feed=feed, fetch_list=[out], scope=scope)[0], 5)
+
+
+def test_static_io_load_program_file(tmp_path):
+    from headrace.static import io as static_io
+
+    x, out, loss, exe = _static_model()
+    static.save(static.default_main_program(), str(tmp_path / "m"))
+    program = static_io.load_program_file(tmp_path / "m.pdmodel")
+    assert program.to_dict() == static.default_main_program().to_dict()
+    with pytest.raises(CheckpointError, match="expected a program file"):
+        static_io.load_program_file(tmp_path / "m.pdparams")
