@@ -30,6 +30,7 @@ import mmap
 import os
 import struct
 import tempfile
+import threading
 import zlib
 
 import numpy as np
@@ -134,14 +135,40 @@ def write_to(f, arrays: dict, metadata: dict | None, kind: str) -> None:
     crc_at = 8 + text.index(f'"{CRC_KEY}":"'.encode()) + len(CRC_KEY) + 4
     f.write(struct.pack("<Q", len(text)))
     f.write(text)
-    for name in order:
-        data = memoryview(arrays[name]).cast("B") if arrays[name].nbytes else b""
-        crc = zlib.crc32(data, crc)
-        f.write(data)
+    views = [memoryview(arrays[name]).cast("B") if arrays[name].nbytes else b"" for name in order]
+    crc = _crc_while(lambda: [f.write(view) for view in views], views, crc, offset >= _OVERLAP_FROM)
     end = f.tell()
     f.seek(crc_at)
     f.write(f"{crc:08x}".encode())
     f.seek(end)
+
+
+_OVERLAP_FROM = 4 << 20
+
+
+def _crc_while(write, views: list, crc: int, overlap: bool) -> int:
+    """Run ``write()`` and the CRC-32 of ``views`` (chained from ``crc``) side by side: zlib and
+    file writes release the GIL, so a large save costs about the longer of the two, not both."""
+    if not overlap:
+        write()
+        for view in views:
+            crc = zlib.crc32(view, crc)
+        return crc
+    result = {}
+
+    def checksum():
+        value = crc
+        for view in views:
+            value = zlib.crc32(view, value)
+        result["crc"] = value
+
+    worker = threading.Thread(target=checksum, name="headrace-save-crc", daemon=True)
+    worker.start()
+    try:
+        write()
+    finally:
+        worker.join()
+    return result["crc"]
 
 
 def read(path: str) -> tuple:
