@@ -222,6 +222,12 @@ def _parse_header(header: dict, text: bytes, path: str, size: int) -> tuple:
     if _canonical(dict(header, __metadata__=meta)) != text.rstrip(b" ") or CRC_KEY not in meta:
         raise CheckpointError(f"{path}: corrupt header (it differs from what headrace writes)")
     crc = zlib.crc32(_canonical(dict(header, __metadata__={k: v for k, v in meta.items() if k != CRC_KEY})))
+    layout = meta.get(FORMAT_KEY, LAYOUT_VERSION)
+    if layout != LAYOUT_VERSION:
+        newer = layout.isdigit() and int(layout) > int(LAYOUT_VERSION)
+        raise CheckpointError(f"{path}: file layout version {layout!r}" + (
+            f" was written by a newer headrace; this one reads version {LAYOUT_VERSION}: upgrade headrace to load it"
+            if newer else f" is unknown (this headrace reads version {LAYOUT_VERSION})"))
     return meta, entries, crc, meta[CRC_KEY]
 
 
