@@ -327,3 +327,13 @@ def test_static_io_load_program_file(tmp_path):
     assert program.to_dict() == static.default_main_program().to_dict()
     with pytest.raises(CheckpointError, match="expected a program file"):
         static_io.load_program_file(tmp_path / "m.pdparams")
+
+
+def test_static_load_needs_the_pdopt_file_when_the_program_has_optimizer_state(tmp_path):
+    x, out, loss, exe = _static_model()
+    main = static.default_main_program()
+    static.save(main, str(tmp_path / "m"))
+    os.remove(tmp_path / "m.pdopt")
+    with pytest.raises(CheckpointError, match=r"m\.pdopt' does not exist"):
+        static.load(main, str(tmp_path / "m"))
+    static.load(static.normalize_program(main, [x], [out]), str(tmp_path / "m"))   # no optimizer state
