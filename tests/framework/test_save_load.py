@@ -205,6 +205,10 @@ def test_inference_model_is_pruned_in_test_mode_and_runs(tmp_path):
         got = Executor().run(again, feed=feed, fetch_list=[out.name])[0]
     np.testing.assert_array_equal(got, expected)
     assert [op.type for op in static.normalize_program(static.default_main_program(), [x], [out]).global_block().ops] == types
+    params = paddle.load(str(tmp_path / "inf"))                 # a prefix: the inference model's parameters
+    assert sorted(params) == sorted(p.name for p in static.default_main_program().all_parameters())
+    with pytest.raises(ValueError, match=r"additional parameter \(export_for_deployment\)"):
+        static.save_inference_model(str(tmp_path / "inf"), [x], [out], exe, export_for_deployment=True)
 
 
 def test_fluid_io_directories(tmp_path):
