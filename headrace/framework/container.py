@@ -60,12 +60,28 @@ def atomic_file(path: str):
             yield f
             f.flush()
             os.fsync(f.fileno())
+        old = _hold(path)
         os.replace(tmp, path)
+        _release_later(old)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
     _fsync_dir(directory)
+
+
+def _hold(path: str):
+    """An open descriptor of the file about to be replaced (or None): freeing a large replaced
+    file's pages then happens when it is closed, in a background thread, not inside the rename."""
+    try:
+        return os.open(path, os.O_RDONLY) if os.path.getsize(path) >= _OVERLAP_FROM else None
+    except OSError:
+        return None
+
+
+def _release_later(fd) -> None:
+    if fd is not None:
+        threading.Thread(target=os.close, args=(fd,), name="headrace-release-old", daemon=True).start()
 
 
 def _fsync_dir(directory: str) -> None:
