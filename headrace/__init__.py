@@ -11,6 +11,7 @@ from . import eager  # noqa: F401  (installs the eager runner)
 from .core import names as _names  # noqa: F401
 from .core.context import disable_static, enable_static, in_dynamic_mode
 from .core.dtypes import bool_ as bool  # noqa: A001
+from .core.flags import get_flags, set_flags
 from .core.dtypes import float16, float32, float64, int8, int16, int32, int64, uint8
 from .core.random import get_cuda_rng_state, get_rng_state, seed, set_cuda_rng_state, set_rng_state
 from .eager import Tensor, enable_grad, is_grad_enabled, no_grad
@@ -46,4 +47,5 @@ __all__ = [
     "regularizer", "reshape", "scale", "seed", "set_cuda_rng_state", "set_rng_state", "split", "sqrt", "square", "squeeze",
     "static", "subtract", "sum", "tanh", "to_tensor", "transpose", "uint8", "uniform", "unsqueeze", "zeros",
     "zeros_like",
+    "get_flags", "set_flags",
 ]

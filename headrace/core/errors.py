@@ -155,3 +155,26 @@ def fmt_shape(shape) -> str:
     if shape is None:
         return "<unknown>"
     return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+class NonFiniteError(HeadraceError, FloatingPointError):
+    """``FLAGS_check_nan_inf``: an op produced a NaN or an Inf (the message names the op, the
+    output, the line that built the op and whether its inputs were already non-finite)."""
+
+    headrace_op = None
+
+
+class NonFiniteWarning(RuntimeWarning):
+    """``FLAGS_check_nan_inf`` at level 1: an op produced a NaN or an Inf (the run goes on)."""
+
+
+class ArgTypeError(HeadraceError, TypeError):
+    """A layer, functional or optimizer argument has the wrong type."""
+
+
+def located(cls, message: str) -> BaseException:
+    """``cls(message)`` naming the user's line that called the layer: ``... (at train.py:12)``
+    (for argument checks made before any op exists to carry its callsite)."""
+    from .callsite import user_callsite
+
+    return cls(f"{message} (at {short(user_callsite())})")

@@ -8,6 +8,7 @@ from ..core.context import prefer_static_default as _prefer_static_default
 from ..core import names as unique_name
 from ..core.context import (default_main_program, default_startup_program, name_scope, program_guard)
 from ..core.program import Program
+from ..core.flags import get_flags, set_flags  # noqa: F401  (fluid.set_flags as in 1.8)
 from ..core.variable import Parameter, Variable
 from ..nn import initializer
 from ..nn.param_attr import ParamAttr
