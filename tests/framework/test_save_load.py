@@ -91,6 +91,9 @@ def test_reference_pickles_load_without_running_code(eager, tmp_path):
         paddle.load(bad)
     with pytest.raises(CheckpointError, match="refused"):
         static.load_program_state(str(tmp_path / "evil"))
+    bad.write_bytes(pickle.dumps({"w": Payload()}, protocol=2))
+    with pytest.raises(CheckpointError, match="refused"):
+        paddle.load(bad)
     assert not marker.exists()
     obj_array = tmp_path / "objarr.pdparams"
     obj_array.write_bytes(pickle.dumps({"w": np.array([1, "a"], dtype=object)}, protocol=4))
@@ -341,3 +344,16 @@ def test_static_load_needs_the_pdopt_file_when_the_program_has_optimizer_state(t
     with pytest.raises(CheckpointError, match=r"m\.pdopt' does not exist"):
         static.load(main, str(tmp_path / "m"))
     static.load(static.normalize_program(main, [x], [out]), str(tmp_path / "m"))   # no optimizer state
+
+
+def test_reference_pickles_with_split_arrays_are_rejoined(eager, tmp_path):
+    """The reference pickles big arrays (protocols 2-3) as slices plus a table; they load whole."""
+    big = np.arange(24, dtype="float32").reshape(4, 6)
+    flat = big.reshape(-1)
+    saved = {"w@@.0": flat[:10], "w@@.1": flat[10:], "b": np.ones(2, "float32"),
+             "UnpackBigParamInfor@@": {"w": {"OriginShape": (4, 6), "slices": ["w@@.0", "w@@.1"]}}}
+    path = tmp_path / "split.pdparams"
+    path.write_bytes(pickle.dumps(saved, protocol=2))
+    loaded = paddle.load(path, return_numpy=True)
+    assert sorted(loaded) == ["b", "w"]
+    np.testing.assert_array_equal(loaded["w"], big)
