@@ -228,3 +228,4 @@ from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosin
                    nll_loss, normalize, pairwise_distance, poisson_nll_loss, sigmoid_cross_entropy_with_logits,
                    sigmoid_focal_loss, smooth_l1_loss, soft_margin_loss, square_error_cost,
                    triplet_margin_loss)
+from .resize import interpolate, pad, upsample, zeropad2d  # noqa: E402,F401
