@@ -119,7 +119,7 @@ class Optimizer:
         used — so after ``minimize`` number i (from 0) it is the schedule's value at step i."""
         if isinstance(self._learning_rate, LearningRateDecay):
             if self._last_decay_lr is None:
-                return float(self._learning_rate.step())
+                return self._learning_rate.peek()
             return self._last_decay_lr
         return self.get_lr()
 
