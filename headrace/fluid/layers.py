@@ -182,5 +182,5 @@ def ones(shape, dtype, force_cpu=False, name=None):
 from ..optimizer.lr_static import (cosine_decay, exponential_decay, inverse_time_decay,  # noqa: E402,F401
                                    linear_lr_warmup, natural_exp_decay, noam_decay, piecewise_decay,
                                    polynomial_decay)
-from ..nn.loss import (dice_loss, label_smooth, log_loss, sigmoid_cross_entropy_with_logits,  # noqa: E402,F401
-                       )
+from ..nn.loss import (dice_loss, label_smooth, log_loss, npair_loss,  # noqa: E402,F401
+                       sigmoid_cross_entropy_with_logits)

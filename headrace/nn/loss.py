@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core.errors import ShapeError, fmt_shape
 from ..ops.apply import apply_op, apply_op_single
-from .tensor import _key, cast, mean, sum as reduce_sum
+from .tensor import _key, cast, mean, reshape, sum as reduce_sum, unsqueeze
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -300,3 +300,47 @@ def pairwise_distance(x, y, p=2.0, epsilon=1e-6, keepdim=False, name=None):
     """``||x - y + epsilon||_p`` over the last axis."""
     return _norm(x - y + epsilon, p, -1, keepdim=keepdim)
 
+
+
+def multi_margin_loss(input, label, p=1, margin=1.0, weight=None, reduction="mean", name=None):
+    """``sum_{j != y} max(0, w[y] (margin - x[y] + x[j]))^p / C`` per sample (``w`` = ``weight`` or 1)."""
+    _check_reduction(reduction, "multi_margin_loss")
+    if len(input.shape) != 2:
+        raise ShapeError(f"multi_margin_loss(): input must be [N, C], got {fmt_shape(input.shape)}")
+    classes = input.shape[1]
+    onehot = one_hot_along(unsqueeze(label, [1]) if len(label.shape) == 1 else label, classes, 1, input.dtype)
+    picked = reduce_sum(input * onehot, axis=1, keepdim=True)
+    diff = input - picked + margin
+    if weight is not None:
+        diff = diff * reduce_sum(onehot * weight, axis=1, keepdim=True)
+    hinge = _unary("relu", diff)
+    if p != 1:
+        hinge = _op("elementwise_pow", {"X": hinge, "Y": _const(p, input.dtype)})
+    loss = reduce_sum(hinge * (1.0 - onehot), axis=1) * (1.0 / classes)
+    return _reduce(loss, reduction, name)
+
+
+def triplet_margin_with_distance_loss(input, positive, negative, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean", name=None):
+    """``max(0, d(input, positive) - d(input, negative) + margin)`` with ``d = distance_function``
+    (default: ``pairwise_distance``, p = 2); ``swap`` takes ``min(d(a, n), d(p, n))``."""
+    _check_reduction(reduction, "triplet_margin_with_distance_loss")
+    distance = distance_function if distance_function is not None else pairwise_distance
+    pos, neg = distance(input, positive), distance(input, negative)
+    if swap:
+        neg = _op("elementwise_min", {"X": neg, "Y": distance(positive, negative)})
+    return _reduce(_unary("relu", pos - neg + margin), reduction, name)
+
+
+def npair_loss(anchor, positive, labels, l2_reg=0.002):
+    """N-pair loss: soft-label cross entropy of ``anchor @ positive^T`` against the rows of
+    "same label" normalized to sum 1, plus ``l2_reg / 4`` times the mean squared norms."""
+    batch = labels.shape[0]
+    labels = reshape(labels, [batch, 1])
+    same = cast(_op("equal", {"X": labels, "Y": reshape(labels, [1, batch])}), anchor.dtype)
+    targets = same / reduce_sum(same, axis=1, keepdim=True)
+    l2 = mean(reduce_sum(_unary("square", anchor), axis=1)) + mean(reduce_sum(_unary("square", positive), axis=1))
+    logits = _op("matmul_v2", {"X": anchor, "Y": positive}, {"trans_y": True})
+    ce = apply_op("softmax_with_cross_entropy", {"Logits": logits, "Label": targets}, {"soft_label": True},
+                  name_key=_key("npair_loss"))["Loss"][0]
+    return l2 * (0.25 * l2_reg) + mean(reduce_sum(targets * ce, axis=0))

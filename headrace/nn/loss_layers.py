@@ -66,11 +66,16 @@ PoissonNLLLoss = _loss_layer("PoissonNLLLoss", _loss.poisson_nll_loss, ("input",
                              full=False, epsilon=1e-8, reduction="mean", name=None)
 GaussianNLLLoss = _loss_layer("GaussianNLLLoss", _loss.gaussian_nll_loss, ("input", "label", "variance"),
                               full=False, epsilon=1e-6, reduction="mean", name=None)
+MultiMarginLoss = _loss_layer("MultiMarginLoss", _loss.multi_margin_loss, ("input", "label"), p=1, margin=1.0,
+                              weight=None, reduction="mean", name=None)
+TripletMarginWithDistanceLoss = _loss_layer("TripletMarginWithDistanceLoss", _loss.triplet_margin_with_distance_loss,
+                                            ("input", "positive", "negative"), distance_function=None, margin=1.0,
+                                            swap=False, reduction="mean", name=None)
 CosineSimilarity = _loss_layer("CosineSimilarity", _loss.cosine_similarity, ("x1", "x2"), axis=1, eps=1e-8)
 PairwiseDistance = _loss_layer("PairwiseDistance", _loss.pairwise_distance, ("x", "y"), p=2.0, epsilon=1e-6,
                                keepdim=False, name=None)
 
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CosineSimilarity", "CrossEntropyLoss",
            "GaussianNLLLoss", "HingeEmbeddingLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss",
-           "MultiLabelSoftMarginLoss", "NLLLoss", "PairwiseDistance", "PoissonNLLLoss", "SmoothL1Loss",
-           "SoftMarginLoss", "TripletMarginLoss"]
+           "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "PairwiseDistance", "PoissonNLLLoss", "SmoothL1Loss",
+           "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss"]

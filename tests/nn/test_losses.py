@@ -295,3 +295,58 @@ def test_layer_argument_errors():
         F.mse_loss(paddle.to_tensor(X), paddle.to_tensor(Y), reduction="avg")
     with pytest.raises(ValueError, match="reduction must be"):
         F.kl_div(paddle.to_tensor(X), paddle.to_tensor(Y), reduction="avg")
+
+
+# --- multi_margin_loss, triplet_margin_with_distance_loss, npair_loss --------------------------------
+def _multi_margin_ref(x, y, p, margin, w):
+    n, c = x.shape
+    out = np.zeros(n)
+    for i in range(n):
+        for j in range(c):
+            if j != y[i]:
+                out[i] += max(0.0, w[y[i]] * (margin - x[i, y[i]] + x[i, j])) ** p
+    return out / c
+
+
+def _npair_ref(a, p, labels, l2_reg):
+    same = (labels[:, None] == labels[None, :]).astype(float)
+    targets = same / same.sum(1, keepdims=True)
+    l2 = (a * a).sum(1).mean() + (p * p).sum(1).mean()
+    ce = -(targets * _log_softmax(a @ p.T)).sum(1, keepdims=True)
+    return l2 * 0.25 * l2_reg + (targets * ce).sum(0).mean()
+
+
+MORE = {
+    "multi_margin_p2_weight": (lambda x, y, w: F.multi_margin_loss(x, y, p=2, margin=0.7, weight=w, reduction="none"),
+                               {"x": LOGITS, "y": HARD, "w": W}, lambda f: _multi_margin_ref(f["x"], f["y"], 2, 0.7, f["w"]),
+                               ["x"]),
+    "multi_margin": (lambda x, y: F.multi_margin_loss(x, y), {"x": LOGITS, "y": HARD},
+                     lambda f: _multi_margin_ref(f["x"], f["y"], 1, 1.0, np.ones(4)).mean(), ["x"]),
+    "triplet_distance_swap": (lambda a, p, n: F.triplet_margin_with_distance_loss(a, p, n, margin=2.0, swap=True),
+                              {"a": X, "p": Y, "n": P},
+                              lambda f: np.maximum(0, np.linalg.norm(f["a"] - f["p"] + 1e-6, axis=-1) - np.minimum(
+                                  np.linalg.norm(f["a"] - f["n"] + 1e-6, axis=-1),
+                                  np.linalg.norm(f["p"] - f["n"] + 1e-6, axis=-1)) + 2.0).mean(), ["a", "p", "n"]),
+    "triplet_distance_fn": (lambda a, p, n: F.triplet_margin_with_distance_loss(
+        a, p, n, distance_function=lambda u, v: 1.0 - F.cosine_similarity(u, v), reduction="sum"),
+        {"a": X, "p": Y, "n": P},
+        lambda f: np.maximum(0, (1 - _cos(f["a"], f["p"])) - (1 - _cos(f["a"], f["n"])) + 1.0).sum(), ["a", "n"]),
+    "npair": (lambda a, p, y: F.npair_loss(a, p, y, l2_reg=0.01), {"a": X, "p": Y, "y": np.array([0, 1, 0, 2], "int64")},
+              lambda f: _npair_ref(f["a"], f["p"], f["y"], 0.01), ["a", "p"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_losses(name):
+    fn, feeds, ref, wrt = MORE[name]
+    _both_modes(fn, feeds, ref(feeds))
+    _eager_gradcheck(fn, feeds, wrt)
+
+
+def test_more_loss_layers():
+    with context.static_mode_guard(False):
+        x, y, w = _t(LOGITS, HARD, W)
+        assert paddle.nn.MultiMarginLoss(weight=w)(x, y).numpy() == F.multi_margin_loss(x, y, weight=w).numpy()
+        a, p, n = _t(X, Y, P)
+        assert paddle.nn.TripletMarginWithDistanceLoss(margin=0.5)(a, p, n).numpy() == \
+            F.triplet_margin_with_distance_loss(a, p, n, margin=0.5).numpy()
