@@ -18,6 +18,7 @@ def test_readme_python_blocks_run(capsys):
     out = capsys.readouterr().out
     assert "(4, 2)" in out
     assert "[0.1, 0.1, 0.05, 0.05, 0.025]" in out      # the fluid 1.x exponential_decay example
+    assert "True True" in out   # the memory example: the estimate fits the budget and equals the measured peak
     # the LARS example (names count up across the blocks, which share one process)
     assert re.search(r"^0\.0794 \['LR_Scheduler', 'linear_\d+\.b_0_velocity_0', 'linear_\d+\.w_0_velocity_0'\]$",
                      out, flags=re.M), out

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core import roles
+from ..core import names, roles
 from ..core.errors import HeadraceError
 from ..core.program import Program
 from ..core.variable import Variable
@@ -85,7 +85,7 @@ class Analysis:
 
         clone = self.program.clone()
         loss = clone.global_block().var(self.loss.name)
-        with program_guard(clone, Program()):
+        with program_guard(clone, Program()), names.guard():   # the user's name counters stay as they are
             append_backward(loss, no_grad_set=self.no_grad, checkpoints=list(checkpoints) or None)
         return clone, loss
 
@@ -101,10 +101,10 @@ class Analysis:
             if not roles.is_backward(op.attrs.get(roles.ROLE_ATTR, 0)):
                 continue
             shape_only = lookup(op.type).no_need_buffer
-            for slot, names in op.inputs.items():
+            for slot, slot_names in op.inputs.items():
                 if slot in shape_only:
                     continue
-                for n in names:
+                for n in slot_names:
                     if n in written:
                         saved[n] = self.plain.var_bytes.get(n, 0)
         return saved
@@ -263,4 +263,4 @@ def _smallest_peak(analysis, model) -> int:
             lo = mid
         else:
             hi, chosen = mid, found
-    return min(analysis.peak([model.cands[k].name for k in chosen]), analysis.plain.peak_bytes) + analysis.extra
+    return min(analysis.peak([model.cands[k].name for k in chosen]), analysis.plain.peak_bytes + analysis.extra)

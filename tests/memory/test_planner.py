@@ -1,5 +1,6 @@
 """plan_checkpoints: least recompute FLOPs under a memory budget, checked against exhaustive search."""
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -114,9 +115,65 @@ def test_errors():
         memory.plan_checkpoints(loss, 0, feed)
     with pytest.raises(TypeError, match="loss must be a Variable"):
         memory.plan_checkpoints("loss", 10, feed)
-    with pytest.raises(memory.BudgetError, match=r"within 1 bytes; the smallest peak found is \d+"):
-        memory.plan_checkpoints(loss, 1, feed)
+    deep, deep_feed = chain(8, width=64, batch=256)
+    with pytest.raises(memory.BudgetError, match=r"within 1 bytes; the smallest peak found is \d+") as info:
+        memory.plan_checkpoints(deep, 1, deep_feed)
+    smallest, plain = (int(n) for n in re.findall(r"is (\d+) bytes", str(info.value)) +
+                       re.findall(r"needs (\d+)", str(info.value)))
+    assert smallest < plain
     with static.program_guard(loss.block.program, static.Program()):
         static.append_backward(loss)
     with pytest.raises(ValueError, match="already has a backward"):
         memory.plan_checkpoints(loss, 10**9, feed)
+
+
+def _train_program(checkpoints, optimizer=lambda: paddle.optimizer.Adam(0.01), feed_given=True):
+    from headrace.core import names
+
+    main, startup = static.Program(), static.Program()
+    main.random_seed = startup.random_seed = 3
+    with static.program_guard(main, startup), names.guard():
+        h = static.data("x", [-1, 64], "float32")
+        for _ in range(8):
+            h = static.nn.fc(h, size=64, activation="relu")
+        loss = paddle.mean(static.nn.fc(h, size=1))
+        opt = paddle.incubate.optimizer.RecomputeOptimizer(optimizer())
+        if checkpoints is not None:
+            opt._set_checkpoints(*checkpoints[:1], **checkpoints[1])
+        opt.minimize(loss)
+    return main, startup, loss, opt
+
+
+def test_recompute_optimizer_auto_fits_the_whole_training_step():
+    feed = {"x": np.random.default_rng(0).random((256, 64), dtype=np.float32)}
+    plain, plain_startup, plain_loss, _ = _train_program(None)
+    full = memory.estimate(plain, feed, fetch_list=[plain_loss]).peak_bytes
+    budget = int(full * 0.88)
+    main, startup, loss, opt = _train_program(("auto", {"budget": budget, "feed": {"x": [256, 64]}}))
+    assert opt.chosen_checkpoints
+    assert memory.estimate(main, feed, fetch_list=[loss]).peak_bytes <= budget   # optimizer state included
+    # planning left the user's names alone: same variables as the plain program, plus recompute copies
+    assert {v.name for v in plain.list_vars()} <= {v.name for v in main.list_vars()}
+    results = []
+    for program, start, target in ((plain, plain_startup, plain_loss), (main, startup, loss)):
+        from headrace.runtime.scope import Scope, scope_guard
+        with scope_guard(Scope()):
+            exe = static.Executor()
+            exe.run(start)
+            results.append([exe.run(program, feed=feed, fetch_list=[target])[0] for _ in range(3)])
+    np.testing.assert_array_equal(results[0], results[1])   # recompute is bit-identical
+
+
+def test_recompute_optimizer_auto_arguments():
+    main = static.Program()
+    with static.program_guard(main, static.Program()):
+        h = static.data("x", [-1, 8], "float32")
+        loss = paddle.mean(static.nn.fc(h, size=1))
+        opt = paddle.incubate.optimizer.RecomputeOptimizer(paddle.optimizer.SGD(0.1))
+        with pytest.raises(ValueError, match="budget must be a positive"):
+            opt._set_checkpoints("auto")
+        with pytest.raises(ValueError, match="go with checkpoints='auto'"):
+            opt._set_checkpoints([h], budget=10)
+        opt._set_checkpoints("auto", budget=10**9)
+        with pytest.raises(ValueError, match=r"data variable 'x' has shape \[-1, 8\]; give the shapes"):
+            opt.minimize(loss)
