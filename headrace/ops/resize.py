@@ -3,7 +3,7 @@ replicate / circular over D, H, W), ``nearest_interp_v2`` and ``bilinear_interp_
 
 Gradients are the adjoints of the forward maps: a padded gradient is summed back onto the input
 positions each output position was copied from (np.add.at over an index map padded the same way),
-an interpolation's gradient is scattered back with the forward's weights.
+an interpolation's gradient is the transposed per-axis interpolation matrix applied to it.
 
 Interpolation follows the reference kernels: ``ratio = (in - 1) / (out - 1)`` with
 ``align_corners`` (0 for out == 1), else ``1 / scale`` when a scale is given, else ``in / out``.
@@ -229,13 +229,12 @@ def _interp_grad_kernel(nearest):
         x_shape, dout = ins["X"].shape, ins[DOUT]
         grad = dout
         for axis, (lo, hi, w) in reversed(_maps(x_shape, dout.shape, attrs, nearest)):
-            moved = np.moveaxis(grad, axis, -1)
-            acc = np.zeros(moved.shape[:-1] + (x_shape[axis],), dtype=dout.dtype)
-            w = w.astype(dout.dtype)
-            np.add.at(acc, (..., lo), moved * (1 - w))
-            if not nearest:
-                np.add.at(acc, (..., hi), moved * w)
-            grad = np.moveaxis(acc, -1, axis)
+            # the axis's interpolation matrix [out, in] (small), applied transposed: one matmul
+            matrix = np.zeros((len(lo), x_shape[axis]), dtype=dout.dtype)
+            rows = np.arange(len(lo))
+            np.add.at(matrix, (rows, lo), (1 - w).astype(dout.dtype))
+            np.add.at(matrix, (rows, hi), w.astype(dout.dtype))
+            grad = np.moveaxis(np.moveaxis(grad, axis, -1) @ matrix, -1, axis)
         return {DX: np.ascontiguousarray(grad)}
     return kernel
 
