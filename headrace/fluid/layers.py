@@ -184,3 +184,5 @@ from ..optimizer.lr_static import (cosine_decay, exponential_decay, inverse_time
                                    polynomial_decay)
 from ..nn.loss import (dice_loss, label_smooth, log_loss, npair_loss,  # noqa: E402,F401
                        sigmoid_cross_entropy_with_logits)
+from ..nn.loss_fluid import (huber_loss, kldiv_loss, margin_rank_loss, mse_loss, rank_loss,  # noqa: E402,F401
+                             smooth_l1)

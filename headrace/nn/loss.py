@@ -63,6 +63,8 @@ def one_hot_along(label, classes, axis, dtype):
     """``label`` (int64, size 1 along ``axis``) as one-hot rows along ``axis`` in ``dtype``; labels
     outside ``[0, C)`` (e.g. ignore_index) give all-zero rows."""
     rank = len(label.shape)
+    if str(label.dtype) != "int64":
+        label = cast(label, "int64")
     return cast(_op("equal", {"X": label, "Y": _arange(classes, rank, axis % rank)}), dtype)
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import headrace as paddle
+import headrace.fluid as fluid
 import headrace.nn.functional as F
 from headrace.core import context
 from tests.helpers import build_and_run
@@ -350,3 +351,44 @@ def test_more_loss_layers():
         a, p, n = _t(X, Y, P)
         assert paddle.nn.TripletMarginWithDistanceLoss(margin=0.5)(a, p, n).numpy() == \
             F.triplet_margin_with_distance_loss(a, p, n, margin=0.5).numpy()
+
+
+def test_int32_labels_are_accepted_where_the_reference_accepts_them():
+    with context.static_mode_guard(False):
+        x = paddle.to_tensor(LOGITS)
+        got = F.multi_margin_loss(x, paddle.to_tensor(HARD.astype("int32"))).numpy()
+        np.testing.assert_allclose(got, _multi_margin_ref(LOGITS, HARD, 1, 1.0, np.ones(4)).mean(), rtol=1e-12)
+
+
+# --- fluid 1.x loss layers ------------------------------------------------------------------------------
+def _smooth_l1_ref(x, y, iw, ow, sigma):
+    d = (x - y) * iw
+    s2 = sigma * sigma
+    v = np.where(np.abs(d) < 1 / s2, 0.5 * s2 * d * d, np.abs(d) - 0.5 / s2) * ow
+    return v.sum(1, keepdims=True)
+
+
+FLUID = {
+    "huber_loss": (lambda x, y: fluid.layers.huber_loss(x, y, 0.6), {"x": X[:, :1], "y": Y[:, :1]},
+                   lambda f: np.where(np.abs(f["y"] - f["x"]) <= 0.6, 0.5 * (f["y"] - f["x"]) ** 2,
+                                      0.6 * np.abs(f["y"] - f["x"]) - 0.18), ["x", "y"]),
+    "kldiv_loss": (lambda x, t: fluid.layers.kldiv_loss(x, t, reduction="sum"), {"x": _log_softmax(X), "t": P},
+                   lambda f: (f["t"] * (np.log(f["t"]) - f["x"])).sum(), ["x"]),
+    "mse_loss": (lambda x, y: fluid.layers.mse_loss(x, y), {"x": X, "y": Y}, lambda f: ((f["x"] - f["y"]) ** 2).mean(),
+                 ["x"]),
+    "margin_rank_loss": (lambda s, a, b: fluid.layers.margin_rank_loss(s, a, b, margin=0.2),
+                         {"s": SIGN[:, None], "a": X[:, :1], "b": Y[:, :1]},
+                         lambda f: np.maximum(0, -f["s"] * (f["a"] - f["b"]) + 0.2), ["a", "b"]),
+    "rank_loss": (lambda s, a, b: fluid.layers.rank_loss(s, a, b), {"s": T[:, :1], "a": X[:, :1], "b": Y[:, :1]},
+                  lambda f: np.log(1 + np.exp(f["a"] - f["b"])) - f["s"] * (f["a"] - f["b"]), ["a", "b"]),
+    "smooth_l1": (lambda x, y, iw, ow: fluid.layers.smooth_l1(x, y, iw, ow, sigma=1.5),
+                  {"x": X, "y": Y, "iw": P, "ow": T}, lambda f: _smooth_l1_ref(f["x"], f["y"], f["iw"], f["ow"], 1.5),
+                  ["x", "y"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLUID))
+def test_fluid_losses(name):
+    fn, feeds, ref, wrt = FLUID[name]
+    _both_modes(fn, feeds, ref(feeds))
+    _eager_gradcheck(fn, feeds, wrt)
