@@ -225,7 +225,7 @@ from .cross_entropy import cross_entropy, softmax_with_cross_entropy  # noqa: E4
 from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,  # noqa: E402,F401
                    cosine_similarity, dice_loss, gaussian_nll_loss, hinge_embedding_loss, kl_div, l1_loss,
                    label_smooth, log_loss, margin_ranking_loss, mse_loss, multi_label_soft_margin_loss,
-                   multi_margin_loss, nll_loss, normalize, npair_loss, pairwise_distance, poisson_nll_loss,
+                   multi_label_margin_loss, multi_margin_loss, nll_loss, normalize, npair_loss, pairwise_distance, poisson_nll_loss,
                    sigmoid_cross_entropy_with_logits, triplet_margin_with_distance_loss,
                    sigmoid_focal_loss, smooth_l1_loss, soft_margin_loss, square_error_cost,
                    triplet_margin_loss)

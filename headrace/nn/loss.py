@@ -346,3 +346,25 @@ def npair_loss(anchor, positive, labels, l2_reg=0.002):
     ce = apply_op("softmax_with_cross_entropy", {"Logits": logits, "Label": targets}, {"soft_label": True},
                   name_key=_key("npair_loss"))["Loss"][0]
     return l2 * (0.25 * l2_reg) + mean(reduce_sum(targets * ce, axis=0))
+
+
+def multi_label_margin_loss(input, label, reduction="mean", name=None):
+    """``sum_{j in targets} sum_{i not in targets} max(0, 1 - (x[j] - x[i])) / C`` per sample; the
+    targets are the labels before the first negative one (``label`` [N, C], padded with -1)."""
+    _check_reduction(reduction, "multi_label_margin_loss")
+    if len(input.shape) != 2 or list(label.shape) != list(input.shape):
+        raise ShapeError(f"multi_label_margin_loss(): input must be [N, C] and label the same shape, got "
+                         f"{fmt_shape(input.shape)} and {fmt_shape(label.shape)}")
+    classes, dtype = input.shape[1], input.dtype
+    negative = cast(_op("less_than", {"X": label, "Y": _const(0, label.dtype)}), dtype)
+    upper = np.triu(np.ones((classes, classes)))          # upper[i, k] = 1 for i <= k
+    upper = apply_op_single("assign_value", attrs={"shape": [classes, classes], "dtype": str(dtype),
+                                                   "values": upper.ravel().tolist()})
+    before = _op("matmul_v2", {"X": negative, "Y": upper})   # negatives at or before each position
+    valid = cast(_op("equal", {"X": before, "Y": _const(0, dtype)}), dtype)
+    onehot = one_hot_along(unsqueeze(label, [2]), classes, 2, dtype)     # [N, position, class]
+    counts = reduce_sum(onehot * unsqueeze(valid, [2]), axis=1)           # times each class is a target
+    is_target = _op("elementwise_min", {"X": counts, "Y": _const(1, dtype)})
+    margins = _unary("relu", 1.0 - (unsqueeze(input, [2]) - unsqueeze(input, [1])))   # [N, j, i]
+    pairs = margins * unsqueeze(counts, [2]) * unsqueeze(1.0 - is_target, [1])
+    return _reduce(reduce_sum(pairs, axis=[1, 2]) * (1.0 / classes), reduction, name)

@@ -66,6 +66,8 @@ PoissonNLLLoss = _loss_layer("PoissonNLLLoss", _loss.poisson_nll_loss, ("input",
                              full=False, epsilon=1e-8, reduction="mean", name=None)
 GaussianNLLLoss = _loss_layer("GaussianNLLLoss", _loss.gaussian_nll_loss, ("input", "label", "variance"),
                               full=False, epsilon=1e-6, reduction="mean", name=None)
+MultiLabelMarginLoss = _loss_layer("MultiLabelMarginLoss", _loss.multi_label_margin_loss, ("input", "label"),
+                                   reduction="mean", name=None)
 MultiMarginLoss = _loss_layer("MultiMarginLoss", _loss.multi_margin_loss, ("input", "label"), p=1, margin=1.0,
                               weight=None, reduction="mean", name=None)
 TripletMarginWithDistanceLoss = _loss_layer("TripletMarginWithDistanceLoss", _loss.triplet_margin_with_distance_loss,
@@ -77,5 +79,5 @@ PairwiseDistance = _loss_layer("PairwiseDistance", _loss.pairwise_distance, ("x"
 
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CosineSimilarity", "CrossEntropyLoss",
            "GaussianNLLLoss", "HingeEmbeddingLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss",
-           "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "PairwiseDistance", "PoissonNLLLoss", "SmoothL1Loss",
+           "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "PairwiseDistance", "PoissonNLLLoss", "SmoothL1Loss",
            "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss"]

@@ -392,3 +392,36 @@ def test_fluid_losses(name):
     fn, feeds, ref, wrt = FLUID[name]
     _both_modes(fn, feeds, ref(feeds))
     _eager_gradcheck(fn, feeds, wrt)
+
+
+def _multi_label_margin_ref(x, label):
+    n, c = x.shape
+    out = np.zeros(n)
+    for s in range(n):
+        targets = []
+        for v in label[s]:
+            if v < 0:
+                break
+            targets.append(int(v))
+        for j in targets:
+            for i in range(c):
+                if i not in targets:
+                    out[s] += max(0.0, 1 - (x[s, j] - x[s, i]))
+    return out / c
+
+
+ML_LABEL = np.array([[3, 0, -1, 1], [1, -1, 2, 2], [-1, 0, 0, 0], [2, 2, 1, 0]], "int64")
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+def test_multi_label_margin_loss(reduction):
+    x = rng.normal(size=(4, 4))
+
+    def fn(x, y):
+        return F.multi_label_margin_loss(x, y, reduction=reduction)
+    want = _multi_label_margin_ref(x, ML_LABEL)
+    _both_modes(fn, {"x": x, "y": ML_LABEL}, want if reduction == "none" else want.mean())
+    _eager_gradcheck(fn, {"x": x, "y": ML_LABEL}, ["x"])
+    with context.static_mode_guard(False):
+        layer = paddle.nn.MultiLabelMarginLoss(reduction=reduction)
+        np.testing.assert_array_equal(layer(*_t(x, ML_LABEL)).numpy(), fn(*_t(x, ML_LABEL)).numpy())
