@@ -3,6 +3,7 @@ from ..nn import functional as _F
 from ..nn import static_layers as _S
 from ..nn import tensor as _T
 from ..ops.apply import apply_op_single as _apply
+from ..core.errors import AttrError, located
 
 
 def data(name, shape, append_batch_size=True, dtype="float32", lod_level=0, type=None, stop_gradient=True):
@@ -82,9 +83,21 @@ reduce_sum = _T.reduce_sum
 reduce_max = _T.reduce_max
 reduce_min = _T.reduce_min
 fill_constant = _T.fill_constant
-assign = _T.assign
+
+
+def assign(input, output=None):  # noqa: A002  (the 1.x keyword)
+    """1.x ``assign(input, output=None)``: a copy of ``input`` (a Variable or a NumPy array)."""
+    return _T.assign(input, output)
+
+
 cast = _T.cast
-concat = _T.concat
+
+
+def concat(input, axis=0, name=None):  # noqa: A002  (the 1.x keyword)
+    """1.x ``concat(input, axis=0, name=None)``."""
+    return _T.concat(input, axis, name)
+
+
 slice = _T.slice  # noqa: A001
 
 
@@ -126,7 +139,7 @@ def flatten(x, axis=1, name=None):
     """1.x flatten: a 2-D result [prod(dims[:axis]), prod(dims[axis:])]."""
     rank = len(x.shape)
     if not 0 <= axis <= rank:
-        raise ValueError(f"flatten(): axis must be in [0, {rank}], got {axis}")
+        raise located(AttrError, f"flatten(): axis must be in [0, {rank}], got {axis}")
     if axis == 0:
         return _T.reshape(_T.flatten(x, 0, rank - 1) if rank else x, [1, -1], name)
     head = _T.flatten(x, 0, axis - 1) if axis > 1 else x

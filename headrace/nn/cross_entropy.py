@@ -16,6 +16,7 @@ weight, label smoothing, soft labels, ignore_index, axis, use_softmax and reduct
 """
 from __future__ import annotations
 
+from ..core.errors import AttrError, located
 from ..ops.apply import apply_op, apply_op_single
 from .loss import _check_reduction, _const, label_smooth, one_hot_along
 from .tensor import _key, cast, mean, reshape, squeeze, sum as reduce_sum, unsqueeze
@@ -67,11 +68,11 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
     """Softmax (unless ``use_softmax=False``) + cross entropy + reduction; see the module docstring."""
     _check_reduction(reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"cross_entropy(): label_smoothing must be in [0, 1], got {label_smoothing!r}")
+        raise located(AttrError, f"cross_entropy(): label_smoothing must be in [0, 1], got {label_smoothing!r}")
     rank = len(input.shape)
     axis = axis % rank if -rank <= axis < rank else axis
     if not 0 <= axis < rank:
-        raise ValueError(f"cross_entropy(): axis must be in [-{rank}, {rank}), got {axis}")
+        raise located(AttrError, f"cross_entropy(): axis must be in [-{rank}, {rank}), got {axis}")
     squeeze_out = not soft_label and len(label.shape) == rank - 1
     if squeeze_out:
         label = unsqueeze(label, [axis])

@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from ..core.errors import ShapeError, fmt_shape
+from ..core.errors import AttrError, ShapeError, located, fmt_shape
 from ..ops.apply import apply_op, apply_op_single
 from .tensor import _key, cast, mean, reshape, sum as reduce_sum, unsqueeze
 
@@ -22,7 +22,7 @@ REDUCTIONS = ("none", "mean", "sum")
 
 def _check_reduction(reduction, fn, allowed=REDUCTIONS):
     if reduction not in allowed:
-        raise ValueError(f"{fn}(): reduction must be one of {', '.join(repr(r) for r in allowed)}, "
+        raise located(AttrError, f"{fn}(): reduction must be one of {', '.join(repr(r) for r in allowed)}, "
                          f"got {reduction!r}")
 
 
@@ -271,7 +271,7 @@ def dice_loss(input, label, epsilon=1e-5, name=None):
     int64 ``label`` [N, ..., 1]), averaged over the batch."""
     rank = len(input.shape)
     if len(label.shape) != rank or label.shape[-1] != 1:
-        raise ShapeError(f"dice_loss(): label must be [N, ..., 1] for input {fmt_shape(input.shape)}, "
+        raise located(ShapeError, f"dice_loss(): label must be [N, ..., 1] for input {fmt_shape(input.shape)}, "
                          f"got {fmt_shape(label.shape)}")
     onehot = one_hot_along(label, input.shape[-1], -1, input.dtype)
     dims = list(range(1, rank))
@@ -284,7 +284,7 @@ def dice_loss(input, label, epsilon=1e-5, name=None):
 def normalize(x, p=2, axis=1, epsilon=1e-12, name=None):
     """``x / max(||x||_p, epsilon)`` along ``axis``."""
     if not isinstance(p, numbers.Real) or p <= 0:
-        raise ValueError(f"normalize(): p must be a positive number, got {p!r}")
+        raise located(AttrError, f"normalize(): p must be a positive number, got {p!r}")
     norm = _norm(x, p, axis, keepdim=True)
     return x / _op("elementwise_max", {"X": norm, "Y": _const(epsilon, x.dtype)})
 
@@ -308,7 +308,7 @@ def multi_margin_loss(input, label, p=1, margin=1.0, weight=None, reduction="mea
     """``sum_{j != y} max(0, w[y] (margin - x[y] + x[j]))^p / C`` per sample (``w`` = ``weight`` or 1)."""
     _check_reduction(reduction, "multi_margin_loss")
     if len(input.shape) != 2:
-        raise ShapeError(f"multi_margin_loss(): input must be [N, C], got {fmt_shape(input.shape)}")
+        raise located(ShapeError, f"multi_margin_loss(): input must be [N, C], got {fmt_shape(input.shape)}")
     classes = input.shape[1]
     onehot = one_hot_along(unsqueeze(label, [1]) if len(label.shape) == 1 else label, classes, 1, input.dtype)
     picked = reduce_sum(input * onehot, axis=1, keepdim=True)
@@ -353,7 +353,7 @@ def multi_label_margin_loss(input, label, reduction="mean", name=None):
     targets are the labels before the first negative one (``label`` [N, C], padded with -1)."""
     _check_reduction(reduction, "multi_label_margin_loss")
     if len(input.shape) != 2 or list(label.shape) != list(input.shape):
-        raise ShapeError(f"multi_label_margin_loss(): input must be [N, C] and label the same shape, got "
+        raise located(ShapeError, f"multi_label_margin_loss(): input must be [N, C] and label the same shape, got "
                          f"{fmt_shape(input.shape)} and {fmt_shape(label.shape)}")
     classes, dtype = input.shape[1], input.dtype
     negative = cast(_op("less_than", {"X": label, "Y": _const(0, label.dtype)}), dtype)

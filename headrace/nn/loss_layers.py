@@ -3,6 +3,7 @@ its constructor arguments (the reference's names, order and defaults) and calls 
 in ``forward`` with the inputs the reference's layer takes.  Both modes."""
 from __future__ import annotations
 
+from ..core.errors import ArgTypeError, located
 from . import cross_entropy as _ce
 from . import loss as _loss
 from .layer import Layer
@@ -13,12 +14,12 @@ def _loss_layer(class_name, func, inputs, **defaults):
     def __init__(self, *args, **kwargs):
         Layer.__init__(self)
         if len(args) > len(defaults):
-            raise TypeError(f"{class_name}() takes at most {len(defaults)} positional arguments, got {len(args)}")
+            raise located(ArgTypeError, f"{class_name}() takes at most {len(defaults)} positional arguments, got {len(args)}")
         params = dict(defaults)
         params.update(zip(defaults, args))
         unknown = set(kwargs) - set(defaults)
         if unknown:
-            raise TypeError(f"{class_name}() got unexpected keyword arguments {sorted(unknown)}; it takes "
+            raise located(ArgTypeError, f"{class_name}() got unexpected keyword arguments {sorted(unknown)}; it takes "
                             f"{list(defaults)}")
         params.update(kwargs)
         self._params = params
@@ -27,7 +28,7 @@ def _loss_layer(class_name, func, inputs, **defaults):
 
     def forward(self, *args):
         if len(args) != len(inputs):
-            raise TypeError(f"{class_name}.forward() takes {len(inputs)} inputs ({', '.join(inputs)}), "
+            raise located(ArgTypeError, f"{class_name}.forward() takes {len(inputs)} inputs ({', '.join(inputs)}), "
                             f"got {len(args)}")
         return func(*args, **self._params)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..core.errors import ShapeError, fmt_shape
+from ..core.errors import ArgTypeError, AttrError, ShapeError, located, fmt_shape
 from ..ops.apply import apply_op_single
 from .layer import Layer
 from .tensor import _key, reshape
@@ -31,21 +31,21 @@ def _int_list(pad, what):
     try:
         values = [int(v) for v in pad]
     except TypeError:
-        raise TypeError(f"{what}: pad must be a list or tuple of ints, got {type(pad).__name__}: {pad!r}") from None
+        raise located(ArgTypeError, f"{what}: pad must be a list or tuple of ints, got {type(pad).__name__}: {pad!r}") from None
     return values
 
 
 def _spatial_pad(x, pad, mode, value, data_format, name):
     rank = len(x.shape)
     if rank not in _FORMATS:
-        raise ShapeError(f"pad(): mode {mode!r} / a pad of length 2*(N-2) needs a 3-D, 4-D or 5-D input, got "
+        raise located(ShapeError, f"pad(): mode {mode!r} / a pad of length 2*(N-2) needs a 3-D, 4-D or 5-D input, got "
                          f"{fmt_shape(x.shape)}")
     data_format = data_format or _FORMATS[rank][0]
     if data_format not in _FORMATS[rank]:
-        raise ValueError(f"pad(): data_format for a {rank}-D input must be one of {_FORMATS[rank]}, got "
+        raise located(AttrError, f"pad(): data_format for a {rank}-D input must be one of {_FORMATS[rank]}, got "
                          f"{data_format!r}")
     if len(pad) != 2 * (rank - 2):
-        raise ValueError(f"pad(): mode {mode!r} on a {rank}-D input needs {2 * (rank - 2)} pad values "
+        raise located(AttrError, f"pad(): mode {mode!r} on a {rank}-D input needs {2 * (rank - 2)} pad values "
                          f"([left, right{', top, bottom' if rank > 3 else ''}{', front, back' if rank > 4 else ''}]), "
                          f"got {pad}")
     channel_last = data_format[-1] == "C"
@@ -65,17 +65,17 @@ def _spatial_pad(x, pad, mode, value, data_format, name):
 def pad(x, pad, mode="constant", value=0.0, data_format=None, pad_from_left_axis=True, name=None):
     """Pad ``x`` by the list ``pad`` (see the module docstring for the order)."""
     if mode not in _MODES:
-        raise ValueError(f"pad(): mode must be one of {_MODES}, got {mode!r}")
+        raise located(AttrError, f"pad(): mode must be one of {_MODES}, got {mode!r}")
     pad = _int_list(pad, "pad()")
     if any(p < 0 for p in pad):
-        raise ValueError(f"pad(): pad values must be >= 0 (cropping is not supported), got {pad}")
+        raise located(AttrError, f"pad(): pad values must be >= 0 (cropping is not supported), got {pad}")
     rank = len(x.shape)
     if mode != "constant" or (len(pad) == 2 * (rank - 2) and rank in _FORMATS):
         return _spatial_pad(x, pad, mode, value, data_format, name)
     if len(pad) % 2:
         pad = pad + [0]
     if len(pad) > 2 * rank:
-        raise ValueError(f"pad(): at most {2 * rank} pad values for a {rank}-D input, got {len(pad)}")
+        raise located(AttrError, f"pad(): at most {2 * rank} pad values for a {rank}-D input, got {len(pad)}")
     pairs = [pad[i:i + 2] for i in range(0, len(pad), 2)]
     if not (len(pad) == 2 * rank and pad_from_left_axis):
         pairs = ([[0, 0]] * (rank - len(pairs)) + pairs[::-1])    # listed from the last dim
@@ -93,7 +93,7 @@ def zeropad2d(x, padding, data_format="NCHW", name=None):
 def _pair(value, what):
     values = list(value) if isinstance(value, (list, tuple)) else [value, value]
     if len(values) != 2:
-        raise ValueError(f"interpolate(): {what} must be a number or 2 numbers for a 4-D input, got {value!r}")
+        raise located(AttrError, f"interpolate(): {what} must be a number or 2 numbers for a 4-D input, got {value!r}")
     return values
 
 
@@ -108,12 +108,12 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=F
         raise NotImplementedError(f"interpolate(): only 4-D inputs (NCHW/NHWC) are supported yet, got "
                                   f"{fmt_shape(x.shape)}")
     if (size is None) == (scale_factor is None):
-        raise ValueError("interpolate(): give exactly one of size and scale_factor")
+        raise located(AttrError, "interpolate(): give exactly one of size and scale_factor")
     if align_mode not in (0, 1):
-        raise ValueError(f"interpolate(): align_mode must be 0 or 1, got {align_mode!r}")
+        raise located(AttrError, f"interpolate(): align_mode must be 0 or 1, got {align_mode!r}")
     data_format = data_format or "NCHW"
     if data_format not in ("NCHW", "NHWC"):
-        raise ValueError(f"interpolate(): data_format must be 'NCHW' or 'NHWC' for a 4-D input, got {data_format!r}")
+        raise located(AttrError, f"interpolate(): data_format must be 'NCHW' or 'NHWC' for a 4-D input, got {data_format!r}")
     attrs = {"interp_method": mode, "align_corners": bool(align_corners), "align_mode": int(align_mode),
              "data_layout": data_format, "out_h": -1, "out_w": -1, "scale": []}
     if size is not None:
@@ -121,7 +121,7 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=F
     else:
         scale = [float(v) for v in _pair(scale_factor, "scale_factor")]
         if any(s <= 0 for s in scale):
-            raise ValueError(f"interpolate(): scale_factor must be > 0, got {scale_factor!r}")
+            raise located(AttrError, f"interpolate(): scale_factor must be > 0, got {scale_factor!r}")
         attrs["scale"] = scale
     op = f"{mode}_interp_v2"
     return apply_op_single(op, {"X": x}, attrs, name_key=_key(op, name))
@@ -145,7 +145,7 @@ def _pad_layer(class_name, rank, mode=None, zero=False):
         params.update(kwargs)
         unknown = set(params) - set(names)
         if unknown:
-            raise TypeError(f"{class_name}() got unexpected arguments {sorted(unknown)}; it takes padding, {names}")
+            raise located(ArgTypeError, f"{class_name}() got unexpected arguments {sorted(unknown)}; it takes padding, {names}")
         padding = _int_list(padding, class_name)
         self._pad = padding * (2 * k) if len(padding) == 1 else padding
         self._mode = params.get("mode", mode or "constant")
