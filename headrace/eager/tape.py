@@ -40,6 +40,7 @@ from ..ops.step import Step
 grad_enabled = True     # gradients tracked (outputs may require grad)
 recording = True        # nodes recorded (False inside track_only)
 _hooks: list = []       # stack of (pack, unpack)
+grad_listeners: list = []  # objects told when a leaf's gradient is final in a backward (_LeafCounter)
 _seq = itertools.count()
 
 
@@ -254,6 +255,33 @@ def _count_edges(stack, deps, boundary) -> None:
                     stack.append(parent)
 
 
+class _LeafCounter:
+    """Tells ``grad_listeners`` (``leaf_ready(tensor)``, ``backward_done()``) when a leaf's gradient
+    is final in this backward: when the last edge into it has been processed."""
+
+    def __init__(self, deps, roots):
+        self.pending = {}
+        for node in deps:
+            for edge in node.edges:
+                if type(edge) is not tuple and edge is not None:
+                    self.pending[id(edge)] = self.pending.get(id(edge), 0) + 1
+        self.listeners = list(grad_listeners)
+        for root in roots:
+            if root._node is None:
+                self.arrived(root, counted=False)
+
+    def arrived(self, leaf, counted=True) -> None:
+        left = self.pending.get(id(leaf), 0) - counted
+        self.pending[id(leaf)] = left
+        if left == 0:
+            for listener in self.listeners:
+                listener.leaf_ready(leaf)
+
+    def done(self) -> None:
+        for listener in self.listeners:
+            listener.backward_done()
+
+
 def run_backward(roots, root_grads, retain_graph=False, boundary=None) -> None:
     """Backpropagate ``root_grads`` (arrays) from the tensors ``roots`` into leaf ``.grad``.
     ``boundary`` = (first seq, message): reaching a node recorded earlier raises that message."""
@@ -275,6 +303,7 @@ def run_backward(roots, root_grads, retain_graph=False, boundary=None) -> None:
         else:
             edge._accumulate_grad(grad)
     _count_edges(stack, deps, boundary)
+    leaves = _LeafCounter(deps, roots) if grad_listeners else None
     for node, count in deps.items():
         if count == 0:
             heapq.heappush(ready, (-node.seq, id(node), node))
@@ -299,3 +328,7 @@ def run_backward(roots, root_grads, retain_graph=False, boundary=None) -> None:
                     heapq.heappush(ready, (-parent.seq, id(parent), parent))
             elif grad is not None:
                 edge._accumulate_grad(grad)
+            if leaves is not None and type(edge) is not tuple and edge is not None:
+                leaves.arrived(edge)
+    if leaves is not None:
+        leaves.done()

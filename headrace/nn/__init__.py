@@ -10,3 +10,6 @@ from ..optimizer.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByVal
 __all__ = ["ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue", "GELU", "BatchNorm", "BatchNorm1D", "BatchNorm2D", "Conv2D", "Dropout", "Embedding", "Flatten",
            "LayerNorm", "Layer", "LeakyReLU", "Linear", "ParamAttr", "ReLU", "Sequential", "Sigmoid",
            "Softmax", "Tanh", "functional", "initializer"]
+from .sync_batch_norm import SyncBatchNorm  # noqa: E402  (multi-process: issue 19)
+
+__all__ += ["SyncBatchNorm"]

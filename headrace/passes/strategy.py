@@ -63,6 +63,12 @@ def _check_str(name, value):
     return value
 
 
+def _check_positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError(f"BuildStrategy.{name} must be a positive number, got {value!r}")
+    return float(value)
+
+
 # name -> (default, validator, what it does here)
 _OPTIONS = {
     "reduce_strategy": (ReduceStrategy.AllReduce, _enum_check(ReduceStrategy),
@@ -81,6 +87,10 @@ _OPTIONS = {
                                                         "(no update hoisting)"),
     "remove_unnecessary_lock": (True, _check_bool, "accepted; no effect on the CPU"),
     "sync_batch_norm": (False, _check_bool, "batch_norm statistics over the global batch"),
+    "fuse_all_reduce_ops": (False, _check_bool, "AllReduce mode: gradients combined in buckets, one "
+                                                "collective per bucket"),
+    "fuse_grad_size_in_MB": (32.0, lambda name, v: _check_positive(name, v),
+                             "bucket size of fuse_all_reduce_ops (headrace; the reference reads a flag)"),
 }
 
 
@@ -168,6 +178,8 @@ def pipeline(strategy: BuildStrategy, num_places: int) -> list:
     multi.append("reduce_mode_multi_devices_pass" if reduce_mode else "all_reduce_mode_multi_devices_pass")
     if reduce_mode and strategy.fuse_broadcast_ops:
         multi.append("fuse_broadcast_ops_pass")
+    if not reduce_mode and num_places > 1 and strategy.fuse_all_reduce_ops:
+        multi.append("fuse_all_reduce_op_pass")
     memory = []
     if strategy.enable_sequential_execution:
         memory.append("sequential_execution_pass")
