@@ -3,11 +3,13 @@ wheel, found next to the running Python first, then on ``PATH``)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 
 
 class LaunchError(RuntimeError):
@@ -55,20 +57,71 @@ def _count_hosts(path) -> int:
 
 def run_job(cmd: list, env=None) -> int:
     """Run the job; Ctrl-C (SIGINT) is passed to the MPI launcher, which stops every rank (after
-    10 s it is killed).  Returns the launcher's exit code."""
+    10 s it is killed).  The launcher's output is passed through; when it reports a process that
+    ended badly (by pid), a last line names that process's rank.  Returns the exit code."""
     env = dict(os.environ if env is None else env)
     env.setdefault("HEADRACE_DIST_DIR", tempfile.mkdtemp(prefix="headrace-dist-"))
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True)
+    folder = env["HEADRACE_DIST_DIR"]
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    reported = []
+    pumps = [threading.Thread(target=_pump, args=(proc.stdout, sys.stdout, reported), daemon=True),
+             threading.Thread(target=_pump, args=(proc.stderr, sys.stderr, reported), daemon=True)]
+    for pump in pumps:
+        pump.start()
     try:
-        return proc.wait()
+        code = proc.wait()
     except KeyboardInterrupt:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        sys.stderr.write("headrace.distributed: interrupted; every rank was stopped\n")
-        return 130
-    finally:
-        shutil.rmtree(env["HEADRACE_DIST_DIR"], ignore_errors=True)
+        code = _interrupt(proc)
+    for pump in pumps:
+        pump.join(timeout=5)
+    if reported and code not in (0, 130):
+        sys.stderr.write(_name_ranks(reported, folder) + "\n")
+    shutil.rmtree(folder, ignore_errors=True)
+    return code
+
+
+_BAD = re.compile(r"PID (\d+) RUNNING AT (\S+)")
+_CODE = re.compile(r"EXIT CODE: (\d+)")
+
+
+def _pump(source, sink, reported) -> None:
+    for raw in iter(source.readline, b""):
+        line = raw.decode(errors="replace")
+        sink.write(line)
+        sink.flush()
+        bad = _BAD.search(line)
+        if bad:
+            reported.append([int(bad.group(1)), bad.group(2), None])
+        code = _CODE.search(line)
+        if code and reported and reported[-1][2] is None:
+            reported[-1][2] = int(code.group(1))
+
+
+def _name_ranks(reported, folder) -> str:
+    pids = {}
+    for name in os.listdir(folder) if os.path.isdir(folder) else ():
+        if name.startswith("rank."):
+            try:
+                with open(os.path.join(folder, name)) as f:
+                    pids[int(f.read().strip())] = int(name[5:])
+            except (OSError, ValueError):
+                continue
+    parts = []
+    for pid, host, code in reported:
+        rank = pids.get(pid)
+        who = f"rank {rank}" if rank is not None else "a rank that had not joined yet"
+        how = f"exit code {code}" + (" (killed by signal 9)" if code == 9 else "") if code is not None else "failed"
+        parts.append(f"{who} (pid {pid} on {host}) ended with {how}")
+    return "headrace.distributed: " + "; ".join(parts) + "; every other rank was stopped"
+
+
+def _interrupt(proc) -> int:
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    sys.stderr.write("headrace.distributed: interrupted; every rank was stopped\n")
+    return 130

@@ -113,7 +113,37 @@ def _leave_rendezvous(rank: int) -> None:
     folder = _rendezvous_dir()
     try:
         os.remove(os.path.join(folder, f"joined.{rank}"))
-        os.rmdir(folder)
+        if not os.environ.get("HEADRACE_DIST_DIR"):  # the launcher's folder is the launcher's to remove
+            os.rmdir(folder)
+    except OSError:
+        pass
+
+
+def _record_pid(rank: int) -> None:
+    """Under ``headrace.distributed.launch``: leave ``rank.<rank>`` (this pid) in its job folder, so
+    the launcher can name the rank of a process the MPI launcher reports by pid only."""
+    folder = os.environ.get("HEADRACE_DIST_DIR")
+    if folder:
+        try:
+            with open(os.path.join(folder, f"rank.{rank}"), "w") as f:
+                f.write(str(os.getpid()))
+        except OSError:
+            pass
+
+
+def _launcher_abort(code: int = 1) -> None:
+    """Ask the MPI launcher to end the job, before MPI_Init (the PMI-1 ``abort`` command on the
+    launcher's socket, ``PMI_FD``): without it a launcher whose ranks never all reach MPI_Init
+    waits for the absent ones forever."""
+    fd = os.environ.get("PMI_FD")
+    if fd is None:
+        return
+    import socket
+
+    try:
+        with socket.socket(fileno=os.dup(int(fd))) as sock:
+            sock.sendall(f"cmd=abort exitcode={code}\n".encode())
+        time.sleep(2.0)   # the launcher ends this process too
     except OSError:
         pass
 
@@ -159,7 +189,13 @@ def join(timeout: float | None = None) -> World | None:
     if size <= 1:
         return None
     timeout = default_timeout() if timeout is None else float(timeout)
-    rendezvous(rank, size, timeout)
+    try:
+        rendezvous(rank, size, timeout)
+    except JoinTimeoutError as err:
+        sys.stderr.write(f"{err}\n")
+        sys.stderr.flush()
+        _launcher_abort()
+        raise
     try:
         from mpi4py import MPI
     except ImportError as err:
@@ -168,6 +204,7 @@ def join(timeout: float | None = None) -> World | None:
             "installed; pip install 'headrace[mpi]'") from err
     _leave_rendezvous(rank)
     w = World(MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size(), timeout)
+    _record_pid(w.rank)
     w.mpi, w.comm = MPI, MPI.COMM_WORLD
     from . import mpi_faults, mpi_shm
 
