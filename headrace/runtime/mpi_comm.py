@@ -39,6 +39,7 @@ class MPICommunicator(Communicator):
 
             self.arena = Arena(world, world.control)
         self._count = 0
+        self._pinned = []   # Arenas of buffer(): one shared window each
 
     @property
     def transport(self) -> str:
@@ -76,30 +77,44 @@ class MPICommunicator(Communicator):
         return _unpack(flat, arrays)
 
     def all_reduce_sum_(self, buffer: np.ndarray) -> np.ndarray:
-        """Sum ``buffer`` over the ranks in place.  With no copy at all when ``buffer`` came from
-        ``self.buffer(...)`` (it then lives in this rank's shared slot)."""
+        """Sum ``buffer`` over the ranks in place; with no copy at all when ``buffer`` came from
+        ``self.buffer(...)`` (it then lives in this rank's slot of its own shared window)."""
         what = self._what("all_reduce_sum_", buffer.nbytes)
         if self.arena is None:
             self._wait(self.world.comm.Iallreduce(self.world.mpi.IN_PLACE, buffer, op=self.world.mpi.SUM), what)
             return buffer
+        arena = self._pinned_arena(buffer)
+        if arena is not None:
+            arena.sum_in_place(buffer.nbytes, buffer.dtype, what)
+            return buffer
         self.arena.reserve(buffer.nbytes)
         slot = self.arena.view(self.rank, buffer.nbytes, buffer.dtype)
-        if not np.shares_memory(slot, buffer):
-            slot[...] = buffer.reshape(-1)
+        slot[...] = buffer.reshape(-1)
         self.arena.sum_in_place(buffer.nbytes, buffer.dtype, what)
-        if not np.shares_memory(slot, buffer):
-            buffer.reshape(-1)[...] = slot
+        buffer.reshape(-1)[...] = slot
         return buffer
 
+    def _pinned_arena(self, buffer):
+        address = buffer.__array_interface__["data"][0]
+        for arena in self._pinned:
+            if arena.slots[self.rank].__array_interface__["data"][0] == address and buffer.flags.c_contiguous \
+                    and buffer.nbytes <= arena.capacity:
+                return arena
+        return None
+
     def buffer(self, shape, dtype=np.float32) -> np.ndarray:
-        """An array in this rank's shared slot (collective: every rank asks for the same size);
-        valid until the next collective other than ``all_reduce_sum_`` on it."""
+        """A new array in a shared window of its own (collective: every rank asks for the same
+        size); ``all_reduce_sum_`` on it reads the peers' copies directly, with no copy in or out."""
         dtype = np.dtype(dtype)
         count = int(np.prod(shape, dtype=np.int64))
         if self.arena is None:
             return np.empty(shape, dtype)
-        self.arena.reserve(count * dtype.itemsize)
-        return self.arena.view(self.rank, count * dtype.itemsize, dtype).reshape(shape)
+        from .mpi_shm import Arena
+
+        arena = Arena(self.world, self.world.control)
+        arena.reserve(count * dtype.itemsize)
+        self._pinned.append(arena)
+        return arena.view(self.rank, count * dtype.itemsize, dtype).reshape(shape)
 
     def reduce_sum(self, array, root):
         total = self.all_reduce_sum(array)

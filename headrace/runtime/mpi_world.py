@@ -119,6 +119,16 @@ def _leave_rendezvous(rank: int) -> None:
         pass
 
 
+def _whole_lines() -> None:
+    """The MPI launcher runs ranks unbuffered and merges their output as it arrives, so one print
+    (written piece by piece) could be cut by another rank's: write whole lines instead."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(line_buffering=True, write_through=False)
+        except (AttributeError, ValueError):
+            pass
+
+
 def _record_pid(rank: int) -> None:
     """Under ``headrace.distributed.launch``: leave ``rank.<rank>`` (this pid) in its job folder, so
     the launcher can name the rank of a process the MPI launcher reports by pid only."""
@@ -205,6 +215,7 @@ def join(timeout: float | None = None) -> World | None:
     _leave_rendezvous(rank)
     w = World(MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size(), timeout)
     _record_pid(w.rank)
+    _whole_lines()
     w.mpi, w.comm = MPI, MPI.COMM_WORLD
     from . import mpi_faults, mpi_shm
 

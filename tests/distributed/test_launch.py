@@ -29,3 +29,17 @@ def test_launch_passes_the_script_its_arguments(tmp_path):
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert sorted(proc.stdout.splitlines()) == ["rank 0 of 2 args ['--lr', '0.1']", "rank 1 of 2 args ['--lr', '0.1']"]
+
+
+def test_the_readme_training_script_runs_on_two_ranks(tmp_path):
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Training on several processes or machines", 1)[1]
+    script = re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
+    (tmp_path / "train.py").write_text(script)
+    proc = subprocess.run([sys.executable, "-m", "headrace.distributed.launch", "--nproc_per_node", "2",
+                           str(tmp_path / "train.py")], cwd=ROOT, env=env(), capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(proc.stdout.splitlines()) == ["rank 0 of 2: 4 batches per epoch", "rank 1 of 2: 4 batches per epoch"]
