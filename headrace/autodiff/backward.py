@@ -388,8 +388,12 @@ def _replay_callbacks(builder, callbacks) -> None:
 
 def _mark_role_vars(block, pairs) -> None:
     """The op that last writes each parameter gradient carries ``op_role_var=[param, grad, ...]``."""
+    writers = {}
+    for op in block.ops:   # one pass: the last writer of every name (a scan per pair is quadratic)
+        for name in op.output_arg_names:
+            writers[name] = op
     for param, grad in pairs:
-        op = _last_writer(block, grad.name)
+        op = writers.get(grad.name)
         if op is None:
             continue
         value = [param.name, grad.name] + list(op.attrs.get(roles.ROLE_VAR_ATTR) or [])

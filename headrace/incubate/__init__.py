@@ -1,4 +1,4 @@
 """``paddle.incubate``: where the reference system keeps newer optimizers (facade, no logic)."""
-from . import optimizer
+from . import distributed, optimizer
 
-__all__ = ["optimizer"]
+__all__ = ["distributed", "optimizer"]

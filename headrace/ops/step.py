@@ -149,15 +149,27 @@ def check_outputs(step, ins, outs, expect=None, buffers=None) -> None:
             if type(value) is not np.ndarray:
                 _fail(step, f"kernel output {_named(slot, name)} is a {type(value).__name__}, "
                             "expected numpy.ndarray")
+            shared = False
             for in_slot, in_name, in_value in inputs:
-                if views.get(slot) == in_slot or in_name == name:
+                if _root(value) is not _root(in_value) and not np.may_share_memory(value, in_value):
                     continue
-                if np.may_share_memory(value, in_value):
+                shared = True
+                if views.get(slot) != in_slot and in_name != name:
                     _fail(step, f"kernel output {_named(slot, name)} shares memory with input "
                                 f"{_named(in_slot, in_name)}, which the op does not declare in `views`")
+            if not shared and id(_root(value)) not in given and _root(value).nbytes != value.nbytes:
+                _fail(step, f"kernel output {_named(slot, name)} ({value.nbytes} bytes) is a view of a larger "
+                            f"array of its own ({_root(value).nbytes} bytes), which it keeps alive: return a "
+                            "copy (np.ascontiguousarray) so an output owns exactly its bytes")
             expected = expect(name) if expect is not None else None
             if expected is not None:
                 _check_meta(step, _named(slot, name), value, *expected)
+
+
+def _root(value):
+    while isinstance(value.base, np.ndarray):
+        value = value.base
+    return value
 
 
 def _check_meta(step, slot, value, shape, dtype) -> None:

@@ -58,12 +58,39 @@ class RecomputeOptimizer(Optimizer):
         return self._optimizer._get_accumulator(name, param)
 
     # ------------------------------------------------------------------------------------------
-    def _set_checkpoints(self, checkpoints) -> None:
-        """The variables (or their names) kept from the forward pass; a list."""
+    def _set_checkpoints(self, checkpoints, budget=None, feed=None) -> None:
+        """The variables (or their names) kept from the forward pass; a list.  Or ``"auto"`` with
+        ``budget`` (bytes): ``headrace.memory.plan_checkpoints`` chooses them when the backward is
+        built, for the shapes in ``feed`` (name -> shape; default: the data variables' declared
+        shapes, which must then be fully known), counting the optimizer's state too."""
+        if isinstance(checkpoints, str) and checkpoints == "auto":
+            if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0:
+                raise ValueError(f"_set_checkpoints('auto', budget=...): budget must be a positive number of "
+                                 f"bytes, got {budget!r}")
+            if feed is not None and not isinstance(feed, dict):
+                raise TypeError(f"_set_checkpoints('auto', feed=...): feed must be a dict of name -> shape, got "
+                                f"{type(feed).__name__}")
+            self._checkpoints = ("auto", budget, feed)
+            return
+        if budget is not None or feed is not None:
+            raise ValueError("_set_checkpoints: budget and feed go with checkpoints='auto'")
         if not isinstance(checkpoints, list) or not all(isinstance(c, (Variable, str)) for c in checkpoints):
-            raise TypeError("_checkpoints should be a list of Variable or a list of String, got "
-                            f"{checkpoints!r}")
+            raise TypeError("_checkpoints should be a list of Variable or a list of String (or 'auto' with a "
+                            f"budget), got {checkpoints!r}")
         self._checkpoints = list(checkpoints)
+
+    def _auto_checkpoints(self, loss, no_grad_set) -> list:
+        from ..memory import plan_checkpoints
+
+        _, budget, feed = self._checkpoints
+        if feed is None:
+            feed = _declared_feed(loss.block.program)
+        chosen = plan_checkpoints(loss, budget, feed, no_grad_set=no_grad_set,
+                                  extra_bytes=_state_bytes(self._optimizer, loss.block.program))
+        log.info("RecomputeOptimizer: checkpoints chosen for a budget of %d bytes: %s", budget,
+                 [v.name for v in chosen])
+        self.chosen_checkpoints = chosen
+        return chosen
 
     def load(self, state_dict):
         raise NotImplementedError("load function is not supported by Recompute Optimizer for now")
@@ -74,6 +101,8 @@ class RecomputeOptimizer(Optimizer):
         if not isinstance(loss, Variable):
             raise TypeError(f"RecomputeOptimizer.backward: loss must be a Variable, got {type(loss).__name__}")
         checkpoints = self._checkpoints
+        if isinstance(checkpoints, tuple):
+            checkpoints = self._auto_checkpoints(loss, no_grad_set)
         if checkpoints is None:
             log.warning("RecomputeOptimizer: no checkpoints set (call _set_checkpoints first); the "
                         "backward keeps every activation, as without recompute")
@@ -97,3 +126,36 @@ class RecomputeOptimizer(Optimizer):
             params_grads = self.backward(loss, startup_program, params, no_grad_set)
             optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
         return optimize_ops, params_grads
+
+
+def _declared_feed(program) -> dict:
+    """The data variables' declared shapes, for ``_set_checkpoints('auto')`` without ``feed``."""
+    feed = {}
+    for var in program.list_vars():
+        if var.is_data:
+            if var.shape is None or any(d < 0 for d in var.shape):
+                raise ValueError(f"_set_checkpoints('auto'): data variable {var.name!r} has shape {list(var.shape)}; "
+                                 f"give the shapes to plan for: _set_checkpoints('auto', budget=..., "
+                                 f"feed={{{var.name!r}: [batch, ...]}})")
+            feed[var.name] = list(var.shape)
+    return feed
+
+
+def _state_bytes(optimizer, program) -> int:
+    """Bytes of the accumulators ``optimizer`` will create for the program's trainable parameters,
+    found by creating them on a scratch copy (its own name counters; nothing of the user's changes)."""
+    import copy
+    from collections import defaultdict
+
+    import numpy as np
+
+    from ..core import names
+
+    scratch = copy.copy(optimizer)
+    scratch._accumulators = defaultdict(dict)
+    scratch._pending_state = None
+    params = [p for p in program.global_block().all_parameters() if p.trainable]
+    with names.guard(), context.program_guard(program.clone(), context.Program()):
+        scratch._create_accumulators(params)
+    return sum(int(np.prod(v.shape)) * v.dtype.numpy.itemsize
+               for acc in scratch._accumulators.values() for v in acc.values())

@@ -247,6 +247,30 @@ def test_check_mode_rejects_an_undeclared_view():
     np.testing.assert_array_equal(run("test_declared_view")[0], np.ones(3))
 
 
+def test_check_mode_rejects_an_output_that_keeps_a_larger_array_alive():
+    """A fresh output owns exactly its bytes (what memory estimates rely on): a slice of a
+    bigger temporary is refused in check mode, a copy of it is fine."""
+    from headrace.ops.apply import apply_op_single
+    from headrace.ops.registry import register
+
+    for name, make in (("test_slice_of_temp", lambda x: np.concatenate([x, x])[:3]),
+                       ("test_copy_of_temp", lambda x: np.concatenate([x, x])[:3].copy())):
+        register(name, inputs=["X"], outputs=["Out"],
+                 infer=lambda ctx: ctx.set("Out", ctx.shape("X"), ctx.dtype("X")),
+                 kernel=lambda ins, attrs, ctx, make=make: {"Out": make(ins["X"])})
+
+    def run(op):
+        main = static.Program()
+        with static.program_guard(main, static.Program()):
+            x = static.data("x", [3], "float32")
+            out = apply_op_single(op, {"X": x})
+        return Executor().run(main, feed={"x": np.ones(3, "float32")}, fetch_list=[out], scope=Scope())
+
+    with pytest.raises(KernelError, match=r"\(12 bytes\) is a view of a larger array of its own \(24 bytes\)"):
+        run("test_slice_of_temp")
+    np.testing.assert_array_equal(run("test_copy_of_temp")[0], np.ones(3))
+
+
 def test_create_global_var_checks_shape_and_is_initialised_by_startup():
     main, startup = static.Program(), static.Program()
     with static.program_guard(main, startup):

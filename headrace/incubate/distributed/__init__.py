@@ -1,0 +1,4 @@
+"""``paddle.incubate.distributed``: ``fleet.recompute_sequential`` (facade)."""
+from . import fleet
+
+__all__ = ["fleet"]

@@ -1,0 +1,91 @@
+"""headrace.memory.estimate equals the measured peak of live bytes to the byte, before running."""
+import pytest
+
+import headrace as paddle
+import headrace.static as static
+from headrace import memory
+from headrace.device import cpu
+from headrace.runtime.scope import Scope, scope_guard
+
+from .nets import build
+
+
+def measured_peak(main, startup, feed, fetch, program=None):
+    """max_memory_allocated() of one training step, less what was tracked before the startup ran."""
+    with scope_guard(Scope()):
+        exe = static.Executor()
+        before = cpu.memory_allocated()
+        exe.run(startup)
+        cpu.reset_max_memory_allocated()
+        exe.run(program if program is not None else main, feed=feed, fetch_list=fetch)
+        return cpu.max_memory_allocated() - before
+
+
+@pytest.fixture(autouse=True)
+def static_mode():
+    paddle.enable_static()
+    yield
+
+
+@pytest.mark.parametrize("name", ["mlp", "conv_bn", "transformer"])
+@pytest.mark.parametrize("checkpoints", [False, True])
+def test_estimate_equals_measured_peak(name, checkpoints):
+    main, startup, loss, feed = build(name, checkpoints)
+    shapes = {k: list(v.shape) for k, v in feed.items()}
+    est = memory.estimate(main, shapes, fetch_list=[loss])
+    assert est.peak_bytes == measured_peak(main, startup, feed, [loss])
+    assert est.persistable_bytes < est.peak_bytes
+    assert sum(est.live_at_peak.values()) == est.peak_bytes
+    assert est.peak_op[1] == est.op_types[est.peak_op[0]]
+    assert max(high for _, _, _, high in est.profile) == est.peak_bytes
+
+
+@pytest.mark.parametrize("name", ["mlp", "conv_bn", "transformer"])
+def test_estimate_with_memory_passes_equals_measured_peak(name):
+    main, startup, loss, feed = build(name)
+    strategy = static.BuildStrategy()
+    strategy.enable_inplace = True
+    strategy.memory_optimize = True
+    est = memory.estimate(main, feed, build_strategy=strategy, fetch_list=[loss])
+    compiled = static.CompiledProgram(main, strategy)
+    assert est.peak_bytes == measured_peak(main, startup, feed, [loss], program=compiled)
+
+
+def test_recompute_lowers_the_estimate():
+    plain = build("mlp", False, layers=12, width=256, batch=256)
+    ckpt = build("mlp", True, layers=12, width=256, batch=256)
+    a = memory.estimate(plain[0], plain[3], fetch_list=[plain[2]])
+    b = memory.estimate(ckpt[0], ckpt[3], fetch_list=[ckpt[2]])
+    assert b.peak_bytes < a.peak_bytes
+    assert b.peak_bytes == measured_peak(ckpt[0], ckpt[1], ckpt[3], [ckpt[2]])
+
+
+def test_bad_feed_is_a_clear_error():
+    main, _, loss, _ = build("mlp")
+    with pytest.raises(Exception, match="feed 'x' must be an array or a shape"):
+        memory.estimate(main, {"x": "big"})
+    with pytest.raises(TypeError, match="feed must be a dict"):
+        memory.estimate(main, [32, 32])
+    with pytest.raises(Exception, match="estimate: .*mul"):
+        memory.estimate(main, {"x": [4, 31]})
+
+
+def test_every_op_declaring_views_has_an_aliasing_rule():
+    from headrace.memory import aliasing
+    from headrace.ops.registry import _REGISTRY
+
+    assert aliasing.check_rules_cover(_REGISTRY.values()) == []
+
+
+@pytest.mark.parametrize("name, batch", [("mlp", 1), ("mlp", 7), ("conv_bn", 3), ("transformer", 1)])
+def test_estimate_follows_the_batch_size(name, batch):
+    main, startup, loss, feed = build(name, True, batch=batch)
+    est = memory.estimate(main, feed, fetch_list=[loss])     # arrays work as well as shapes
+    assert est.peak_bytes == measured_peak(main, startup, feed, [loss])
+
+
+def test_data_parallel_is_refused_clearly():
+    main, _, loss, feed = build("mlp")
+    compiled = static.CompiledProgram(main).with_data_parallel(loss_name=loss.name, places=static.cpu_places(2))
+    with pytest.raises(NotImplementedError, match="data-parallel"):
+        memory.estimate(compiled, feed)
