@@ -13,6 +13,9 @@ from ..ops.collective import current_communicator, set_process_communicator
 from ..runtime.mpi_world import launched_rank
 
 
+_initialized = [False]
+
+
 def init_parallel_env():
     """Join the group this process was launched in (idempotent); returns ``ParallelEnv()``."""
     from ..runtime.mpi_comm import communicator
@@ -20,6 +23,7 @@ def init_parallel_env():
     comm = communicator()
     if comm is not None:
         set_process_communicator(comm)
+    _initialized[0] = True
     return ParallelEnv()
 
 
@@ -40,7 +44,8 @@ def get_world_size(group=None) -> int:
 
 
 def is_initialized() -> bool:
-    return _comm().world_size > 1 or launched_rank()[1] == 1
+    """Whether ``init_parallel_env`` (or ``fleet.init``) has run in this process."""
+    return _initialized[0]
 
 
 class ParallelEnv:

@@ -143,6 +143,9 @@ def _same_as_input(pairs):
 
 for _t in ("c_allreduce_sum", "c_broadcast", "c_reduce_sum"):
     RULES[_t] = _same_as_input({"Out": "X"})
+# a bucket (issue 19): in a world of one every Out[k] is X[k] itself
+RULES["c_fused_allreduce_sum"] = lambda attrs, ins, outs: (
+    {"Out": [("input", "X", k) for k in range(len(ins["X"]))]} if "Out" in outs else {}, {})
 
 
 def writes_inputs_in_place(opdef) -> bool:

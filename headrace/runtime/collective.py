@@ -108,7 +108,7 @@ class ThreadCommunicator(Communicator):
         total = self.all_reduce_sum(flat)
         out, offset = [], 0
         for a in arrays:
-            out.append(total[offset:offset + a.size].reshape(a.shape))
+            out.append(total[offset:offset + a.size].reshape(a.shape).copy())  # each owns its bytes
             offset += a.size
         return out
 

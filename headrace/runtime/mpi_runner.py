@@ -30,6 +30,10 @@ class ProcessRunner:
         if not isinstance(feed, dict):
             raise TypeError("Executor.run: in a multi-process run each process feeds its own batch as "
                             f"one dict, got {type(feed).__name__}")
+        if getattr(compiled.program, "_fleet_ranks", 1) > 1:
+            raise ValueError("with_data_parallel: this program was already made data parallel by "
+                             "fleet.distributed_optimizer(...).minimize; run it with exe.run(program) "
+                             "instead of a CompiledProgram with data parallel")
         comm = self.comm
         fetch_names = executor._fetch_names(compiled.program, fetch_list)
         arrays = executor._check_feed(compiled.program, feed)

@@ -81,7 +81,26 @@ def _rendezvous_dir() -> str:
     explicit = os.environ.get("HEADRACE_DIST_DIR")
     if explicit:
         return explicit
-    return os.path.join(tempfile.gettempdir(), f"headrace-dist-{os.getuid()}-{os.getppid()}")
+    return os.path.join(tempfile.gettempdir(), f"headrace-dist-{os.getuid()}-{_launcher_pid()}")
+
+
+def _launcher_pid() -> int:
+    """The MPI launcher's process on this host (hydra's proxy, Open MPI's daemon), found up the
+    parent chain (a rank may be started through a shell); the parent if none is found."""
+    pid = os.getppid()
+    for _ in range(8):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            break
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        if name.startswith(("hydra_pmi_proxy", "orted", "prted")):
+            return pid
+        pid = int(stat[stat.rindex(")") + 2:].split()[1])
+        if pid <= 1:
+            break
+    return os.getppid()
 
 
 def rendezvous(rank: int, size: int, timeout: float) -> None:

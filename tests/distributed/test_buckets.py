@@ -119,3 +119,25 @@ def test_fused_all_reduce_op_needs_one_dtype():
 def test_bucket_size_must_be_positive():
     with pytest.raises(ValueError, match="positive"):
         static.BuildStrategy().fuse_grad_size_in_MB = 0
+
+
+def test_thread_backend_barrier_all_gather_and_buckets():
+    group = ThreadGroup(3)
+    out = [None] * 3
+
+    def rank(k):
+        comm = group.communicator(k)
+        gathered = comm.all_gather(np.full(2, k, "float32"))
+        comm.barrier()
+        summed = comm.all_reduce_sum_many([np.full((2, 2), k + 1.0), np.array([k])])
+        out[k] = (gathered, summed)
+
+    threads = [threading.Thread(target=rank, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for gathered, summed in out:
+        assert [list(g) for g in gathered] == [[0, 0], [1, 1], [2, 2]]
+        np.testing.assert_array_equal(summed[0], np.full((2, 2), 6.0))
+        np.testing.assert_array_equal(summed[1], [3])

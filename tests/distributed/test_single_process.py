@@ -14,6 +14,7 @@ def test_a_process_without_launcher_is_rank_0_of_1(monkeypatch):
     for var in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"):
         monkeypatch.delenv(var, raising=False)
     env = dist.init_parallel_env()
+    assert dist.is_initialized()
     assert (dist.get_rank(), dist.get_world_size(), env.rank, env.world_size) == (0, 1, 0, 1)
     with paddle.fluid.dygraph.guard():
         t = paddle.to_tensor(np.arange(3, dtype="float32"))
