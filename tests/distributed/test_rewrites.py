@@ -43,6 +43,18 @@ def test_fleet_rewrites_the_program_for_its_rank(two_ranks, scale, seed_value):
     assert len(broadcast) == 1 and sorted(broadcast[0].inputs["X"]) == sorted(p.name for p in main.all_parameters())
 
 
+def test_fleet_applies_the_build_strategy_fusions(two_ranks):
+    def build(loss, hidden):
+        strategy = fleet.DistributedStrategy()
+        bs = paddle.static.BuildStrategy()
+        bs.fuse_elewise_add_act_ops = True
+        strategy.build_strategy = bs
+        fleet.distributed_optimizer(paddle.optimizer.SGD(learning_rate=0.1), strategy).minimize(loss)
+
+    main, _, _ = nets.mlp(build)
+    assert "fused_elemwise_add_activation" in [op.type for op in main.global_block().ops]
+
+
 def test_lars_needs_a_momentum_optimizer(two_ranks):
     def build(loss, hidden):
         strategy = fleet.DistributedStrategy()

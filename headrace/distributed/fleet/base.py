@@ -8,8 +8,11 @@ Static mode, ``fleet.distributed_optimizer(opt, strategy).minimize(loss)``:
 3. the main program is rewritten for this rank of ``worker_num()`` ranks by the same passes as
    ``with_data_parallel`` (``sync_batch_norm`` if asked, the loss gradient scaled per
    ``gradient_scale_configs``, gradients all-reduced, in buckets of ``fuse_grad_size_in_MB`` with
-   ``fuse_all_reduce_ops``), and the startup program ends with a broadcast of every parameter
-   from rank 0.  So ``exe.run(startup)`` then ``exe.run(main, feed=<this rank's batch>)`` trains
+   ``fuse_all_reduce_ops``; with ``build_strategy``'s fusions, e.g. ``fuse_elewise_add_act_ops``),
+   and the startup program ends with a broadcast of every parameter from rank 0.  Always
+   AllReduce (``build_strategy.reduce_strategy`` is not used); the memory passes
+   (``enable_inplace``, ``memory_optimize``) need the fetch targets, so they apply only through
+   ``CompiledProgram``.  So ``exe.run(startup)`` then ``exe.run(main, feed=<this rank's batch>)`` trains
    data parallel, as in the reference.
 Dygraph: ``fleet.distributed_model(layer)`` is ``paddle.DataParallel(layer)``;
 ``distributed_optimizer`` returns the optimizer (the gradients are combined by DataParallel).
@@ -25,6 +28,7 @@ from ...optimizer.lars import LarsMomentum
 from ...optimizer.momentum import Momentum
 from ...optimizer.recompute import RecomputeOptimizer
 from ...passes import PassContext, run_passes
+from ...passes.strategy import pipeline
 from ..env import get_rank, get_world_size, init_parallel_env
 from ..strategy import DistributedStrategy
 
@@ -129,9 +133,12 @@ class Fleet:
         feeds = (grad_name(loss.name),) if scale == 2 else ()
         ctx = PassContext(num_places=world, place_index=rank, loss_name=loss.name, gradient_scale=scale,
                           feeds=feeds, fuse_grad_size_in_MB=float(strategy.fuse_grad_size_in_MB))
-        names = ["sync_batch_norm_pass"] if strategy.sync_batch_norm else []
+        build = strategy.build_strategy
+        names = [n for n in dict(pipeline(build, 1))["fused"] if n != "sync_batch_norm_pass"]
+        if strategy.sync_batch_norm or build.sync_batch_norm:
+            names.insert(0, "sync_batch_norm_pass")
         names.append("all_reduce_mode_multi_devices_pass")
-        if strategy.fuse_all_reduce_ops and world > 1:
+        if (strategy.fuse_all_reduce_ops or build.fuse_all_reduce_ops) and world > 1:
             names.append("fuse_all_reduce_op_pass")
         run_passes(program, names, ctx)
         program._fleet_ranks = world
