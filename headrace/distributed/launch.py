@@ -4,7 +4,8 @@ script on N processes (ranks) of this machine, or N per machine with ``--ips`` /
 The ranks are started by the MPI launcher of the installed ``mpich`` wheel (``mpiexec``); each
 rank runs ``python -m headrace.distributed.run train.py [args]``, which joins the group before
 the script runs, so a rank that fails ends the whole job with a message naming it.
-``--ips a,b`` (the reference's flag) or ``--host_file F`` (one host per line) spread the ranks
+``--log_dir D`` puts rank N's output in ``D/workerlog.N`` (and its stderr in ``workerlog.N.err``;
+the reference writes both into one file).  ``--ips a,b`` (the reference's flag) or ``--host_file F`` (one host per line) spread the ranks
 over several machines; those need the same Python environment and the script at the same path
 on every machine, and ``mpiexec`` able to reach them (ssh without a password).
 """
@@ -22,8 +23,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--nproc_per_node", type=int, default=1, help="ranks per machine (default 1)")
     p.add_argument("--ips", default=None, help="comma-separated machines (default: this one)")
     p.add_argument("--host_file", default=None, help="file naming one machine per line")
-    p.add_argument("--log_dir", default=None, help="accepted for the reference's command lines; "
-                                                    "rank output goes to this terminal")
+    p.add_argument("--log_dir", default=None, help="rank N's output goes to LOG_DIR/workerlog.N "
+                                                    "(stderr: workerlog.N.err) instead of this terminal")
     p.add_argument("training_script", help="the script every rank runs")
     p.add_argument("training_script_args", nargs=argparse.REMAINDER)
     return p
@@ -34,11 +35,12 @@ def main(argv=None) -> int:
     cmd = mpiexec_command(args.nproc_per_node,
                           [sys.executable, "-m", "headrace.distributed.run", args.training_script,
                            *args.training_script_args],
-                          ips=args.ips, host_file=args.host_file)
+                          ips=args.ips, host_file=args.host_file, log_dir=args.log_dir)
     code = run_job(cmd)
     if code not in (0, 130):
+        where = f" and in {args.log_dir}/workerlog.*" if args.log_dir else ""
         sys.stderr.write(f"headrace.distributed.launch: the job failed (exit code {code}); the failing "
-                         "rank is named above\n")
+                         f"rank is named above{where}\n")
     return code
 
 

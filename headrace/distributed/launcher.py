@@ -29,11 +29,16 @@ def find_mpiexec() -> str:
     return found
 
 
-def mpiexec_command(nprocs_per_node: int, argv: list, ips=None, host_file=None) -> list:
-    """The command line that starts ``argv`` (a Python command) on every rank."""
+def mpiexec_command(nprocs_per_node: int, argv: list, ips=None, host_file=None, log_dir=None) -> list:
+    """The command line that starts ``argv`` (a Python command) on every rank; with ``log_dir``,
+    rank N writes its output to ``log_dir/workerlog.N`` (stderr: ``workerlog.N.err``)."""
     if nprocs_per_node < 1:
         raise ValueError(f"nproc_per_node must be at least 1, got {nprocs_per_node}")
     cmd = [find_mpiexec()]
+    if log_dir:
+        os.makedirs(log_dir, exist_ok=True)
+        pattern = os.path.join(os.path.abspath(log_dir), "workerlog.%r")
+        cmd += ["-outfile-pattern", pattern, "-errfile-pattern", pattern + ".err"]
     hosts = [h.strip() for h in ips.split(",") if h.strip()] if ips else []
     if host_file:
         cmd += ["-f", host_file, "-ppn", str(nprocs_per_node)]

@@ -31,6 +31,19 @@ def test_launch_passes_the_script_its_arguments(tmp_path):
     assert sorted(proc.stdout.splitlines()) == ["rank 0 of 2 args ['--lr', '0.1']", "rank 1 of 2 args ['--lr', '0.1']"]
 
 
+def test_log_dir_gets_one_log_per_rank(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import sys, headrace.distributed as dist\n"
+                      "print('out of rank', dist.get_rank())\nprint('err of rank', dist.get_rank(), file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-m", "headrace.distributed.launch", "--nproc_per_node", "2",
+                           "--log_dir", str(tmp_path / "logs"), str(script)], cwd=ROOT, env=env(),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    for rank in (0, 1):
+        assert (tmp_path / "logs" / f"workerlog.{rank}").read_text() == f"out of rank {rank}\n"
+        assert (tmp_path / "logs" / f"workerlog.{rank}.err").read_text() == f"err of rank {rank}\n"
+
+
 def test_the_readme_training_script_runs_on_two_ranks(tmp_path):
     import re
 
