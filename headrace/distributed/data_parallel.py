@@ -14,9 +14,11 @@ part with zeros (its gradient is then the others' contribution).
 ``no_sync()``: inside it, backward only accumulates local gradients; the next backward outside
 it all-reduces the accumulated ones (gradient accumulation with one collective).
 
-The collectives are synchronous (the communicator's shared-memory transport has no background
-progress): a bucket's all-reduce runs between two steps of the backward rather than alongside
-them.  What it buys is one collective per bucket, started as early as the bucket is complete.
+Over MPI's transport (ranks on several hosts) a bucket's all-reduce is non-blocking: it starts
+when the bucket is complete and runs while the backward goes on (each further gradient lets it
+progress); the results are collected in bucket order when the backward ends.  On shared memory
+(one host) the all-reduce completes when started, between two steps of the backward: one
+collective per bucket, as early as the bucket is complete, but not alongside computation.
 """
 from __future__ import annotations
 
@@ -52,31 +54,43 @@ class _Reducer:
         self.ready = [0] * len(self.buckets)
         self.next = 0
         self.touched = False
+        self.inflight = []   # (bucket, handle) of started all-reduces, in bucket order
 
     def leaf_ready(self, tensor) -> None:
+        for _, handle in self.inflight:
+            handle.test()   # lets a non-blocking collective progress
         k = self.where.get(id(tensor))
         if k is None or not self.enabled:
             return
         self.ready[k] += 1
         self.touched = True
         while self.next < len(self.buckets) and self.ready[self.next] >= len(self.buckets[self.next]):
-            self._reduce(self.buckets[self.next])
+            self._start(self.buckets[self.next])
             self.next += 1
 
     def backward_done(self) -> None:
         if self.enabled and self.touched:
             while self.next < len(self.buckets):
-                self._reduce(self.buckets[self.next])
+                self._start(self.buckets[self.next])
                 self.next += 1
+        for bucket, handle in self.inflight:
+            self._finish(bucket, handle.wait())
         self._reset()
 
-    def _reduce(self, bucket) -> None:
+    def _start(self, bucket) -> None:
         grads = [p._grad._value if p._grad is not None else np.zeros_like(p._value) for p in bucket]
+        start = getattr(self.comm, "start_all_reduce_sum_many", None)
+        if start is None:
+            self._finish(bucket, self.comm.all_reduce_sum_many(grads))
+        else:
+            self.inflight.append((bucket, start(grads)))
+
+    def _finish(self, bucket, totals) -> None:
         world = self.comm.world_size
-        for p, total in zip(bucket, self.comm.all_reduce_sum_many(grads)):
-            total = np.asarray(total)
+        for p, total in zip(bucket, totals):
+            total = np.array(total, dtype=p._value.dtype).reshape(p._value.shape)
             total /= world
-            p._grad = Tensor._wrap(total.reshape(p._value.shape).astype(p._value.dtype, copy=False))
+            p._grad = Tensor._wrap(total)
             p._grad_owned = True
 
 

@@ -76,6 +76,19 @@ class MPICommunicator(Communicator):
             self._wait(self.world.comm.Iallreduce(self.world.mpi.IN_PLACE, flat, op=self.world.mpi.SUM), what)
         return _unpack(flat, arrays)
 
+    def start_all_reduce_sum_many(self, arrays):
+        """Begin ``all_reduce_sum_many``; ``handle.wait()`` gives the sums.  Over MPI the
+        collective then proceeds while the caller computes (``handle.test()`` lets it progress);
+        on shared memory it completes at once."""
+        arrays = [np.ascontiguousarray(a) for a in arrays]
+        if self.arena is not None or not arrays:
+            return _Done(self.all_reduce_sum_many(arrays))
+        flat = np.empty(_flat_bytes(arrays) // arrays[0].dtype.itemsize, arrays[0].dtype)
+        _pack(arrays, flat)
+        what = self._what("all_reduce_sum", flat.nbytes)
+        request = self.world.comm.Iallreduce(self.world.mpi.IN_PLACE, flat, op=self.world.mpi.SUM)
+        return _Pending(self, request, flat, arrays, what)
+
     def all_reduce_sum_(self, buffer: np.ndarray) -> np.ndarray:
         """Sum ``buffer`` over the ranks in place; with no copy at all when ``buffer`` came from
         ``self.buffer(...)`` (it then lives in this rank's slot of its own shared window)."""
@@ -181,6 +194,29 @@ class MPICommunicator(Communicator):
                     f"in {what}: some rank did not reach it (HEADRACE_DIST_TIMEOUT sets the limit)")
             time.sleep(delay)
             delay = min(delay * 2 + 1e-5, 0.002)
+
+
+class _Done:
+    def __init__(self, results):
+        self.results = results
+
+    def test(self) -> bool:
+        return True
+
+    def wait(self) -> list:
+        return self.results
+
+
+class _Pending:
+    def __init__(self, comm, request, flat, like, what):
+        self.comm, self.request, self.flat, self.like, self.what = comm, request, flat, like, what
+
+    def test(self) -> bool:
+        return self.request.Test()
+
+    def wait(self) -> list:
+        self.comm._wait(self.request, self.what)
+        return _unpack(self.flat, self.like)
 
 
 def _pack(arrays, flat) -> None:
