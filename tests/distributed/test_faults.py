@@ -58,13 +58,21 @@ def test_ctrl_c_stops_every_rank(tmp_path):
     cmd = [sys.executable, "-m", "headrace.distributed.launch", "--nproc_per_node", "2",
            str(WORKERS / "faults.py"), "loop", str(tmp_path)]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while len(list(tmp_path.glob("pid.*"))) < 2:
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.1)
-    pids = [int(p.read_text()) for p in tmp_path.glob("pid.*")]
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob("pid.*"))) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.1)
+        pids = [int(p.read_text()) for p in tmp_path.glob("pid.*")]
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:   # never leave the job running, whatever failed above
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
     assert proc.returncode == 130 and "interrupted; every rank was stopped" in err
     assert "was interrupted (Ctrl-C)" in err
     deadline = time.monotonic() + 10
