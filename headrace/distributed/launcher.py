@@ -68,7 +68,7 @@ def run_job(cmd: list, env=None) -> int:
     env.setdefault("HEADRACE_DIST_DIR", tempfile.mkdtemp(prefix="headrace-dist-"))
     folder = env["HEADRACE_DIST_DIR"]
     proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
     reported = []
     pumps = [threading.Thread(target=_pump, args=(proc.stdout, sys.stdout, reported), daemon=True),
              threading.Thread(target=_pump, args=(proc.stderr, sys.stderr, reported), daemon=True)]
@@ -84,6 +84,17 @@ def run_job(cmd: list, env=None) -> int:
         sys.stderr.write(_name_ranks(reported, folder) + "\n")
     shutil.rmtree(folder, ignore_errors=True)
     return code
+
+
+def _die_with_parent() -> None:
+    """In the MPI launcher's process, before it starts: if this launcher dies (even by SIGKILL),
+    the kernel kills the MPI launcher too, which then ends the ranks (Linux; elsewhere a no-op)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 _BAD = re.compile(r"PID (\d+) RUNNING AT (\S+)")
