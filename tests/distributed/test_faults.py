@@ -54,7 +54,19 @@ def test_a_stalled_rank_is_a_collective_timeout(shm):
         assert "rank 0 waited more than 2 s in collective #2 (all_reduce_sum of 32 bytes)" in proc.stderr
 
 
+def test_killing_the_launcher_stops_every_rank(tmp_path):
+    _stop_a_running_job(tmp_path, signal.SIGKILL)
+
+
 def test_ctrl_c_stops_every_rank(tmp_path):
+    err = _stop_a_running_job(tmp_path, signal.SIGINT)
+    assert "interrupted; every rank was stopped" in err
+    assert "was interrupted (Ctrl-C)" in err
+
+
+def _stop_a_running_job(tmp_path, how):
+    """Start 2 ranks looping on barriers, send ``how`` to the launcher once both run; every rank
+    must be gone within 10 s.  Returns the launcher's stderr."""
     cmd = [sys.executable, "-m", "headrace.distributed.launch", "--nproc_per_node", "2",
            str(WORKERS / "faults.py"), "loop", str(tmp_path)]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -64,7 +76,7 @@ def test_ctrl_c_stops_every_rank(tmp_path):
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.1)
         pids = [int(p.read_text()) for p in tmp_path.glob("pid.*")]
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(how)
         _, err = proc.communicate(timeout=30)
     finally:   # never leave the job running, whatever failed above
         if proc.poll() is None:
@@ -73,12 +85,12 @@ def test_ctrl_c_stops_every_rank(tmp_path):
                 proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 proc.kill()
-    assert proc.returncode == 130 and "interrupted; every rank was stopped" in err
-    assert "was interrupted (Ctrl-C)" in err
+    assert proc.returncode == (130 if how == signal.SIGINT else -signal.SIGKILL)
     deadline = time.monotonic() + 10
     while any(_alive(pid) for pid in pids):
         assert time.monotonic() < deadline, f"ranks still running: {[p for p in pids if _alive(p)]}"
         time.sleep(0.1)
+    return err
 
 
 def _alive(pid) -> bool:
