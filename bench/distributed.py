@@ -8,8 +8,9 @@
    - the bound: both ranks copying 64 MiB at once (``np.copyto``; read + write), i.e. what reading
      the peer's 64 MiB and writing the sum costs at this machine's copy bandwidth;
    - headrace's all-reduce in place on a buffer in the shared window (``comm.all_reduce_sum_``
-     on ``comm.buffer(...)``: the fused gradient buckets' path), and on an ordinary array with a
-     fresh result (``all_reduce_sum``: the one-gradient path);
+     on ``comm.buffer(...)``), on an ordinary array with a fresh result (``all_reduce_sum``: what
+     one ``c_allreduce_sum`` does), and on a bucket of 16 arrays of 4 MiB with fresh results
+     (``all_reduce_sum_many``: what a fused gradient bucket does);
    - MPI's own buffer ``Allreduce`` (in place), for comparison.
    Times are the slowest rank's per repetition (ranks start together after a barrier); median and
    best of ``--reps``.
@@ -82,6 +83,8 @@ def allreduce_rank(reps):
         sys.exit(f"wrong all-reduce result {shared[0]}")
     plain = np.full(count, comm.rank + 1, np.float32)
     results["fresh"] = _timed(comm, lambda: comm.all_reduce_sum(plain), max(reps // 2, 3))
+    grads = [np.full(count // 16, comm.rank + 1, np.float32) for _ in range(16)]
+    results["bucket"] = _timed(comm, lambda: comm.all_reduce_sum_many(grads), max(reps // 2, 3))
     mpi = comm.world.mpi
     results["mpi"] = _timed(comm, lambda: comm.world.comm.Allreduce(mpi.IN_PLACE, plain, op=mpi.SUM),
                             max(reps // 2, 3))
@@ -98,6 +101,7 @@ def allreduce(args):
           f"= {2 * 64 / 1024 / copy_med:.1f} GB/s read+write per rank")
     for key, what in (("in_place", "headrace, in place in the shared window"),
                       ("fresh", "headrace, array in, fresh array out"),
+                      ("bucket", "headrace, bucket of 16 x 4 MiB, fresh arrays out"),
                       ("mpi", "MPI Allreduce (buffers, in place)")):
         med, best = r[key]
         print(f"  {what:<46}{med * 1e3:7.2f} ({best * 1e3:.2f})   {med / copy_med:.1f} x bound")
