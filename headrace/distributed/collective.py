@@ -2,7 +2,9 @@
 
 They run on the process's communicator (``init_parallel_env``); in a group of one they change
 nothing.  As the reference, ``all_reduce`` and ``broadcast`` write the result into the tensor
-given, ``all_gather`` appends every rank's tensor to the list given.
+given, ``all_gather`` appends every rank's tensor to the list given.  In static mode
+``all_reduce`` (SUM) and ``broadcast`` on a Variable append the collective op
+(``c_allreduce_sum`` / ``c_broadcast``) writing the Variable, run with the program.
 """
 from __future__ import annotations
 
@@ -28,12 +30,27 @@ def _array(tensor, what):
     return value
 
 
+def _static_collective(tensor, op_type, what, attrs=None) -> bool:
+    """Static mode: append ``op_type`` writing the Variable ``tensor``; False for a Tensor."""
+    from ..core.variable import Variable
+
+    if not isinstance(tensor, Variable):
+        return False
+    if op_type is None:
+        raise NotImplementedError(f"paddle.distributed.{what} on a static Variable is not supported; "
+                                  "call it in eager mode")
+    tensor.block.append_op(op_type, {"X": [tensor]}, {"Out": [tensor]}, attrs or {})
+    return True
+
+
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, sync_op=True):
     """``tensor`` becomes the sum (``ReduceOp.SUM``) or mean (``ReduceOp.AVG``) over the ranks."""
-    value = _array(tensor, "all_reduce")
     if op not in (ReduceOp.SUM, ReduceOp.AVG):
         raise NotImplementedError(f"paddle.distributed.all_reduce: only ReduceOp.SUM and ReduceOp.AVG are "
                                   f"supported, got {op!r}")
+    if _static_collective(tensor, "c_allreduce_sum" if op == ReduceOp.SUM else None, "all_reduce(op=AVG)"):
+        return None
+    value = _array(tensor, "all_reduce")
     comm = current_communicator()
     total = comm.all_reduce_sum(value)
     if op == ReduceOp.AVG:
@@ -44,6 +61,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, sync_op=True):
 
 def broadcast(tensor, src=0, group=None, sync_op=True):
     """``tensor`` becomes rank ``src``'s value on every rank."""
+    if _static_collective(tensor, "c_broadcast", "broadcast", {"root": int(src)}):
+        return None
     value = _array(tensor, "broadcast")
     comm = current_communicator()
     if not 0 <= src < comm.world_size:
@@ -58,6 +77,7 @@ def all_gather(tensor_list, tensor, group=None, sync_op=True):
 
     if not isinstance(tensor_list, list):
         raise TypeError(f"paddle.distributed.all_gather: tensor_list must be a list, got {type(tensor_list).__name__}")
+    _static_collective(tensor, None, "all_gather")
     value = _array(tensor, "all_gather")
     for array in current_communicator().all_gather(value):
         tensor_list.append(Tensor._wrap(np.array(array, copy=True)))

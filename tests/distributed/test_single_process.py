@@ -137,3 +137,11 @@ def test_launcher_command_lines(tmp_path):
     assert mpiexec_command(2, ["p"], host_file=str(hosts)) == [exe, "-f", str(hosts), "-ppn", "2", "-n", "4", "p"]
     with pytest.raises(ValueError, match="at least 1"):
         mpiexec_command(0, ["p"])
+
+
+def test_static_collectives_that_are_not_supported_say_so():
+    v = paddle.static.data("v", [3], "float32")
+    with pytest.raises(NotImplementedError, match="all_gather on a static Variable"):
+        dist.all_gather([], v)
+    with pytest.raises(NotImplementedError, match="op=AVG"):
+        dist.all_reduce(v, op=dist.ReduceOp.AVG)

@@ -59,6 +59,8 @@ def test_processes_equal_one_process_on_the_whole_batch(world, tmp_path):
     _check(result, world, "wdp", solo["wdp"], 2e-6, 1e-6)
     _check(result, world, "fleet", solo["fleet"], 2e-5, 1e-6)
     _check(result, world, "bn", solo["bn"], 2e-5, 1e-6)
+    np.testing.assert_array_equal(result["static_all_reduce"], np.full((world, 3), world * (world + 1) / 2))
+    np.testing.assert_array_equal(result["static_broadcast"], np.full((world, 3), world))
     ops = list(result["fleet_ops"][0])
     assert "c_fused_allreduce_sum" in ops and "lars_momentum" in ops
     assert ops.count("relu") > 2, "recompute replays the segment before the checkpoint"

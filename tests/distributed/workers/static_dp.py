@@ -61,6 +61,20 @@ losses, state = nets.run(main, startup, loss, [nets.shard(f, rank, world) for f 
 out["bn_losses"] = np.array(losses)
 out.update({f"bn/{k}": v for k, v in state.items()})
 
+# 4. paddle.distributed.all_reduce / broadcast on static Variables: collective ops in a program
+from headrace.core.context import program_guard  # noqa: E402
+from headrace.core.program import Program  # noqa: E402
+
+prog = Program()
+with program_guard(prog, Program()):
+    v = static.data("v", [3], "float32")
+    s = v * 1.0
+    b = v * 1.0
+    paddle.distributed.all_reduce(s)
+    paddle.distributed.broadcast(b, src=world - 1)
+summed, broadcast = static.Executor().run(prog, feed={"v": np.full(3, rank + 1, "float32")}, fetch_list=[s, b])
+out["static_all_reduce"], out["static_broadcast"] = summed, broadcast
+
 # every rank's results, gathered on rank 0
 from headrace.ops.collective import current_communicator  # noqa: E402
 
