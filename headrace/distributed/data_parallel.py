@@ -9,7 +9,9 @@ gradient of a bucket is (and every earlier bucket has gone), the bucket is all-r
 collective and divided by the number of ranks: with each rank's loss the mean over its slice of
 an evenly split batch, every rank then holds the gradient of the mean over the whole batch.
 Buckets go in the same order on every rank.  A parameter with no gradient in this backward takes
-part with zeros (its gradient is then the others' contribution).
+part with zeros (its gradient is then the others' contribution).  Parameters reached only inside
+a recompute block (whose backward runs nested in the outer one) count as ready when the outer
+backward ends.
 
 ``no_sync()``: inside it, backward only accumulates local gradients; the next backward outside
 it all-reduces the accumulated ones (gradient accumulation with one collective).

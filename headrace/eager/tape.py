@@ -282,9 +282,22 @@ class _LeafCounter:
             listener.backward_done()
 
 
+_backward_depth = [0]   # > 0 inside a backward (a reentrant recompute runs one within another)
+
+
 def run_backward(roots, root_grads, retain_graph=False, boundary=None) -> None:
     """Backpropagate ``root_grads`` (arrays) from the tensors ``roots`` into leaf ``.grad``.
-    ``boundary`` = (first seq, message): reaching a node recorded earlier raises that message."""
+    ``boundary`` = (first seq, message): reaching a node recorded earlier raises that message.
+    ``grad_listeners`` hear about the outermost backward only: a leaf reached only through a nested
+    one (a recompute's) may still get gradient from elsewhere, so it counts as ready at the end."""
+    _backward_depth[0] += 1
+    try:
+        _run_backward(roots, root_grads, retain_graph, boundary, notify=_backward_depth[0] == 1)
+    finally:
+        _backward_depth[0] -= 1
+
+
+def _run_backward(roots, root_grads, retain_graph, boundary, notify) -> None:
     pending = {}       # node -> [grad per output]
     deps = {}          # node -> number of edges into it not processed yet
     ready = []
@@ -303,7 +316,7 @@ def run_backward(roots, root_grads, retain_graph=False, boundary=None) -> None:
         else:
             edge._accumulate_grad(grad)
     _count_edges(stack, deps, boundary)
-    leaves = _LeafCounter(deps, roots) if grad_listeners else None
+    leaves = _LeafCounter(deps, roots) if grad_listeners and notify else None
     for node, count in deps.items():
         if count == 0:
             heapq.heappush(ready, (-node.seq, id(node), node))

@@ -125,3 +125,29 @@ def test_data_parallel_reduces_each_bucket_as_soon_as_backward_completes_it():
     assert [n for k, n in events if k == "reduce"] == [[p.name] for p in reversed(params)]
     for p in params:   # (local + peer's identical gradient) / 2 ranks = the local gradient
         np.testing.assert_array_equal(p.grad.numpy(), grads_by_name[p.name])
+
+
+def test_data_parallel_reduces_each_bucket_once_with_recompute_inside():
+    """A reentrant recompute runs a backward inside the backward: its end is not the end, and the
+    parameters only it reaches are reduced when the outer backward ends."""
+    from headrace.distributed.fleet.utils import recompute
+
+    with paddle.fluid.dygraph.guard():
+        fc1, fc2, fc3 = paddle.nn.Linear(4, 4), paddle.nn.Linear(4, 4), paddle.nn.Linear(4, 1)
+        params = fc1.parameters() + fc2.parameters() + fc3.parameters()
+        reduced = []
+
+        def all_reduce(arrays):
+            reduced.extend(p.name for p in reducer.buckets[len(reduced)])
+            return [a * 2 for a in arrays]
+
+        reducer = _Reducer(params, type("C", (), {"world_size": 2, "all_reduce_sum_many": staticmethod(all_reduce)})(),
+                           bucket_mb=1e-9, first_mb=1e-9)
+        tape.grad_listeners.append(reducer)
+        try:
+            x = paddle.to_tensor(np.ones((2, 4), "float32"))
+            h = recompute(lambda a: paddle.nn.functional.relu(fc2(a)), fc1(x))
+            paddle.mean(fc3(h)).backward()
+        finally:
+            tape.grad_listeners.remove(reducer)
+    assert reduced == [p.name for p in reversed(params)]
