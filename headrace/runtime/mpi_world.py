@@ -228,9 +228,12 @@ def join(timeout: float | None = None) -> World | None:
     try:
         from mpi4py import MPI
     except ImportError as err:
-        raise DistributedError(
-            "headrace.distributed: this process was started by an MPI launcher but mpi4py is not "
-            "installed; pip install 'headrace[mpi]'") from err
+        message = (f"headrace.distributed: rank {rank} was started by an MPI launcher but cannot import "
+                   f"mpi4py ({err}); pip install 'headrace[mpi]'")
+        sys.stderr.write(message + "\n")
+        sys.stderr.flush()
+        _launcher_abort()   # the other ranks would wait for this one in MPI_Init
+        raise DistributedError(message) from err
     _leave_rendezvous(rank)
     w = World(MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size(), timeout)
     _record_pid(w.rank)
