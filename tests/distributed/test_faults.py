@@ -43,6 +43,18 @@ def test_a_rank_that_never_joins_is_a_timeout_naming_it_under_plain_mpiexec():
     assert "rank(s) [1] of 2 never joined the group within 2 s" in proc.stderr
 
 
+def test_a_rank_without_mpi4py_ends_the_job(tmp_path):
+    """MPMD launch: rank 0 finds a broken mpi4py first on its path; rank 1 is fine and would wait
+    for rank 0 in MPI_Init forever if rank 0 did not ask the launcher to abort."""
+    (tmp_path / "mpi4py").mkdir()
+    (tmp_path / "mpi4py" / "__init__.py").write_text("raise ImportError('planted: no MPI here')\n")
+    worker = [sys.executable, str(WORKERS / "faults.py"), "raise"]
+    cmd = [find_mpiexec(), "-n", "1", "-env", "PYTHONPATH", f"{tmp_path}:{ROOT}", *worker, ":", "-n", "1", *worker]
+    proc, took = _timed(subprocess.run, cmd, cwd=ROOT, env=env(), capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and took < 30
+    assert "rank 0 was started by an MPI launcher but cannot import mpi4py (planted: no MPI here)" in proc.stderr
+
+
 @pytest.mark.parametrize("shm", ["1", "0"])
 def test_a_stalled_rank_is_a_collective_timeout(shm):
     proc, took = _timed(launch, 2, "faults.py", "stall", check=False, timeout=60,
