@@ -18,7 +18,8 @@
    ``batch``: one process with 2 BLAS threads on the whole batch, against 2 ranks with 1 BLAS
    thread each on half the batch (``with_data_parallel`` over processes, gradients in fused
    buckets).  Each configuration runs in a fresh process; efficiency = samples/s of the 2 ranks
-   over samples/s of the one process (median step, after one warm-up step).
+   over samples/s of the one process (median step, after one warm-up step).  For context, one
+   process with 1 BLAS thread on the whole batch too (the speed-up of 2 ranks over it).
 """
 from __future__ import annotations
 
@@ -147,6 +148,7 @@ def efficiency(args):
     common = ["--layers", str(args.layers), "--hidden", str(args.hidden), "--steps", str(args.steps)]
     one = _run([sys.executable, __file__, "--role", "single", "--batch", str(args.batch), *common], 2)
     two = _mpiexec(2, ["--role", "ranks", "--batch", str(args.batch // 2), *common], 1)
+    single = _run([sys.executable, __file__, "--role", "single", "--batch", str(args.batch), *common], 1)
     one_rate, two_rate = args.batch / one["step"], args.batch / two["step"]
     print(f"MLP {args.hidden} -> {args.layers} x (fc {args.hidden} + relu) -> fc 10, SGD, global batch "
           f"{args.batch}, median of {args.steps} steps")
@@ -154,7 +156,10 @@ def efficiency(args):
           f"{one_rate:8.1f} samples/s   steps {[round(t, 3) for t in one['steps']]}")
     print(f"  2 ranks x 1 BLAS thread, batch {args.batch // 2} each:   {two['step']:7.3f} s/step "
           f"{two_rate:8.1f} samples/s   steps {[round(t, 3) for t in two['steps']]}")
-    print(f"  efficiency (2 ranks / 1 process): {two_rate / one_rate:.3f}")
+    print(f"  (context) 1 process x 1 BLAS thread, batch {args.batch}:  {single['step']:7.3f} s/step "
+          f"{args.batch / single['step']:8.1f} samples/s   steps {[round(t, 3) for t in single['steps']]}")
+    print(f"  efficiency (2 ranks / 1 process x 2 threads): {two_rate / one_rate:.3f}; "
+          f"speed-up over 1 thread: {two_rate * single['step'] / args.batch:.2f}")
 
 
 def main():

@@ -272,3 +272,6 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-05, name=
         ins["Bias"] = bias
     return apply_op("layer_norm", ins, {"begin_norm_axis": rank - len(shape), "epsilon": float(epsilon)},
                     name_key=_key("layer_norm", name))["Y"][0]
+
+
+from .tensor_manip import one_hot  # noqa: E402,F401  (paddle.nn.functional.one_hot; issue 16)

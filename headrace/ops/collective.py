@@ -46,8 +46,16 @@ class Communicator:
         raise NotImplementedError
 
     def all_reduce_sum_many(self, arrays: list) -> list:
-        """``all_reduce_sum`` of each array (one dtype), as one collective where the backend can."""
-        return [self.all_reduce_sum(a) for a in arrays]
+        """``all_reduce_sum`` of each array (one dtype) in one collective: by default the
+        concatenation is all-reduced and cut up (each result owns its bytes)."""
+        if not arrays:
+            return []
+        summed = self.all_reduce_sum(np.concatenate([np.asarray(a).reshape(-1) for a in arrays]))
+        out, offset = [], 0
+        for a in arrays:
+            out.append(summed[offset:offset + a.size].reshape(a.shape).copy())
+            offset += a.size
+        return out
 
     def barrier(self) -> None:
         """Return once every rank has called it."""
@@ -68,6 +76,9 @@ class SoloCommunicator(Communicator):
         return array
 
     def broadcast(self, arrays, roots):
+        return list(arrays)
+
+    def all_reduce_sum_many(self, arrays):
         return list(arrays)
 
     def barrier(self):

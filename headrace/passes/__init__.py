@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core.errors import HeadraceError
-from . import fuse_all_reduce
 from . import data_parallel, fuse_elementwise_act, fuse_relu_depthwise_conv, inplace, memory_reuse, sync_batch_norm
 from . import validate_loaded  # noqa: F401  (installs Program.from_dict's validator)
+from . import fuse_all_reduce, fuse_optimizer
 
 # pass name -> the function that applies it
 PASSES = {
@@ -28,6 +28,7 @@ PASSES = {
     "reduce_mode_multi_devices_pass": data_parallel.apply_reduce,
     "fuse_broadcast_ops_pass": data_parallel.fuse_broadcasts,
     "fuse_all_reduce_op_pass": fuse_all_reduce.apply,
+    "fuse_all_optimizer_ops_pass": fuse_optimizer.apply,
     "sequential_execution_pass": memory_reuse.apply_sequential,
     "buffer_shared_inplace_pass": inplace.apply,
     "memory_optimize_pass": memory_reuse.apply,
@@ -48,8 +49,8 @@ class PassContext:
     gradient_scale: int = 0          # GradientScaleStrategy value
     feeds: tuple = ()                # names fed at run time
     keep: frozenset = frozenset()    # names that must survive (fetch targets)
-    fuse_grad_size_in_MB: float = 32.0  # bucket size of fuse_all_reduce_op_pass
     log: list = field(default_factory=list)  # (pass name, message) notes, e.g. "fused 2 pairs"
+    fuse_grad_bytes: int = 0         # bucket size of fuse_all_reduce_ops (0: 32 MiB, the reference's)
 
 
 def lookup_pass(name: str):

@@ -1,76 +1,66 @@
-"""``fuse_all_reduce_op_pass``: the per-gradient all-reduces become bucketed ``c_fused_allreduce_sum``.
+"""fuse_all_reduce_ops: the per-gradient all-reduces of data parallel become one per bucket.
 
 Contract
 --------
-Input: a program after ``all_reduce_mode_multi_devices_pass`` (one ``c_allreduce_sum(g) -> g`` right
-after each gradient ``g`` is complete).  Output: the same program where consecutive all-reduces
-are grouped into buckets of at most ``ctx.fuse_grad_size_in_MB`` megabytes (a gradient larger than
-that is a bucket of its own) and one dtype; each bucket is one ``c_fused_allreduce_sum`` placed
-where the bucket's last all-reduce was.  So the gradients computed first (the last layers) are
-combined while the backward of the earlier layers has not run yet, and a bucket costs one
-synchronisation instead of one per gradient.
+Input: a place program after ``all_reduce_mode_multi_devices_pass`` (``c_allreduce_sum(g) -> g``
+right after each gradient's completion).  Output: the same program where runs of those ops are
+replaced by ``c_fused_allreduce_sum(X=[g1, g2, ...]) -> [g1, g2, ...]``: one collective over the
+bucket's concatenation (``ops/coalesce.py``).  Every place gets the same sums as before, bit for
+bit (the threads backend sums each element in rank order either way); fewer, larger collectives.
 
-Invariant: delaying a gradient's all-reduce to the end of its bucket changes nothing, because a
-bucket is closed before an op that reads or writes one of its gradients (other than the
-all-reduces themselves) would run in between.  Results are bit-identical to unfused all-reduces
-(each element is still the rank-ordered sum of the same values).
+Algorithm
+---------
+1. Walk the ops in order.  Each ``c_allreduce_sum`` whose ``X`` is its ``Out`` (one name) joins
+   the open bucket; a pending gradient read or written by any other op closes the bucket right
+   before that op (nobody may see an unreduced gradient where it used to see the reduced one).
+2. ``buckets.plan_buckets`` splits the joined gradients by dtype and size
+   (``ctx.fuse_grad_bytes``, default 32 MiB) — consecutive runs only, so order is kept.
+3. Each bucket becomes one fused op at the position of its last member's all-reduce (its
+   gradients are then all complete); the members are removed.  Buckets of one gradient keep
+   their plain op.
 """
 from __future__ import annotations
 
 from ..core import roles
-from ..core.roles import OpRole
+from .buckets import DEFAULT_BUCKET_BYTES, plan_buckets, var_bytes
+
+PASS_NAME = "fuse_all_reduce_op_pass"
 
 
-def _nbytes(var) -> int:
-    size = 1
-    for d in var.shape:
-        size *= max(int(d), 1)
-    return size * var.dtype.numpy.itemsize
-
-
-def _buckets(block, limit) -> list:
-    """Lists of (op index, grad name) to fuse, in program order."""
-    buckets, current, size, dtype = [], [], 0, None
-    members = set()
-
-    def close():
-        nonlocal current, size, dtype
-        if len(current) > 1:
-            buckets.append(current)
-        current, size, dtype = [], 0, None
-        members.clear()
-
+def _runs(block):
+    """Runs of all-reduce ops no other op interrupts: lists of (index, grad name)."""
+    runs, current, pending = [], [], set()
     for index, op in enumerate(block.ops):
-        if op.type == "c_allreduce_sum" and op.inputs["X"] == op.outputs["Out"]:
-            grad = op.inputs["X"][0]
-            var = block.var(grad)
-            nbytes = _nbytes(var)
-            if current and (var.dtype != dtype or size + nbytes > limit):
-                close()
-            current.append((index, grad))
-            members.add(grad)
-            size += nbytes
-            dtype = var.dtype
+        xs, outs = op.inputs.get("X", []), op.outputs.get("Out", [])
+        if op.type == "c_allreduce_sum" and len(xs) == 1 and xs == outs and op.attrs.get("ring_id", 0) == 0:
+            current.append((index, xs[0]))
+            pending.add(xs[0])
             continue
-        if current and members & (set(op.input_arg_names) | set(op.output_arg_names)):
-            close()
-    close()
-    return buckets
+        if pending & (set(op.input_arg_names) | set(op.output_arg_names)):
+            runs.append(current)
+            current, pending = [], set()
+    if current:
+        runs.append(current)
+    return runs
 
 
 def apply(program, ctx):
     block = program.global_block()
-    limit = max(int(ctx.fuse_grad_size_in_MB * (1 << 20)), 1)
-    buckets = _buckets(block, limit)
-    for bucket in reversed(buckets):
-        grads = [g for _, g in bucket]
-        at = bucket[-1][0]
-        for index, _ in reversed(bucket):
+    limit = getattr(ctx, "fuse_grad_bytes", 0) or DEFAULT_BUCKET_BYTES
+    replacements = []   # (index of the last member, [member indices], [grads])
+    for run in _runs(block):
+        index_of = dict((g, i) for i, g in run)
+        items = [(g, var_bytes(block.var(g)), str(block.var(g).dtype)) for _, g in run]
+        for bucket in plan_buckets(items, limit):
+            if len(bucket) > 1:
+                replacements.append((index_of[bucket[-1]], [index_of[g] for g in bucket], bucket))
+    for last, members, grads in sorted(replacements, key=lambda r: -r[0]):
+        attrs = {roles.ROLE_ATTR: block.ops[last].attrs.get(roles.ROLE_ATTR, 0)}
+        callsite = block.ops[last].callsite
+        block._insert_op(last + 1, "c_fused_allreduce_sum", {"X": grads}, {"Out": grads}, attrs, callsite=callsite)
+        for index in sorted(members, reverse=True):
             block._remove_op(index)
-        at -= len(bucket) - 1
-        block._insert_op(at, "c_fused_allreduce_sum", {"X": grads}, {"Out": grads},
-                         {roles.ROLE_ATTR: int(OpRole.Backward)})
-    if buckets:
-        count = sum(len(b) for b in buckets)
-        ctx.log.append(("fuse_all_reduce_op_pass", f"fused {count} all-reduces into {len(buckets)} buckets"))
+    if replacements:
+        count = sum(len(g) for _, _, g in replacements)
+        ctx.log.append((PASS_NAME, f"fused {count} all-reduces into {len(replacements)} bucket(s)"))
     return program

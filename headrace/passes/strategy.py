@@ -87,8 +87,10 @@ _OPTIONS = {
                                                         "(no update hoisting)"),
     "remove_unnecessary_lock": (True, _check_bool, "accepted; no effect on the CPU"),
     "sync_batch_norm": (False, _check_bool, "batch_norm statistics over the global batch"),
-    "fuse_all_reduce_ops": (False, _check_bool, "AllReduce mode: gradients combined in buckets, one "
-                                                "collective per bucket"),
+    "fuse_all_optimizer_ops": (False, _check_bool, "the sgd/momentum/adam updates of one optimizer run "
+                                                   "once over flat buffers (AllReduce mode)"),
+    "fuse_all_reduce_ops": (False, _check_bool, "gradients all-reduced in fused buckets, one collective "
+                                                "per bucket (AllReduce mode, several places)"),
     "fuse_grad_size_in_MB": (32.0, lambda name, v: _check_positive(name, v),
                              "bucket size of fuse_all_reduce_ops (headrace; the reference reads a flag)"),
 }
@@ -180,6 +182,8 @@ def pipeline(strategy: BuildStrategy, num_places: int) -> list:
         multi.append("fuse_broadcast_ops_pass")
     if not reduce_mode and num_places > 1 and strategy.fuse_all_reduce_ops:
         multi.append("fuse_all_reduce_op_pass")
+    if not reduce_mode and strategy.fuse_all_optimizer_ops:   # as the reference: AllReduce mode only
+        multi.append("fuse_all_optimizer_ops_pass")
     memory = []
     if strategy.enable_sequential_execution:
         memory.append("sequential_execution_pass")

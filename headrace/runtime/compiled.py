@@ -109,7 +109,7 @@ class CompiledProgram:
         stages = dict(pipeline(strategy, n))
         ctx = PassContext(num_places=n, loss_name=self._loss_name,
                           gradient_scale=int(strategy.gradient_scale_strategy),
-                          fuse_grad_size_in_MB=strategy.fuse_grad_size_in_MB,
+                          fuse_grad_bytes=int(strategy.fuse_grad_size_in_MB * (1 << 20)) or 1,
                           feeds=tuple(feed_names), keep=frozenset(fetch_names))
         if ctx.gradient_scale == GradientScaleStrategy.Customized and self._loss_name is not None:
             ctx.feeds = tuple(set(ctx.feeds) | {_grad_name(self._loss_name)})

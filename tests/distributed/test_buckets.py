@@ -111,7 +111,7 @@ def test_fused_all_reduce_op_in_a_program_of_one_place_is_the_identity():
 def test_fused_all_reduce_op_needs_one_dtype():
     x = static.data("x", [2, 3], "float32")
     y = static.data("y", [4], "float64")
-    with pytest.raises(DTypeError, match="one dtype"):
+    with pytest.raises(DTypeError, match="share it"):
         static.default_main_program().global_block().append_op("c_fused_allreduce_sum", {"X": [x, y]},
                                                                {"Out": [x, y]})
 

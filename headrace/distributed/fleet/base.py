@@ -132,7 +132,7 @@ class Fleet:
         scale = _SCALE[strategy.gradient_scale_configs["scale_strategy"]]
         feeds = (grad_name(loss.name),) if scale == 2 else ()
         ctx = PassContext(num_places=world, place_index=rank, loss_name=loss.name, gradient_scale=scale,
-                          feeds=feeds, fuse_grad_size_in_MB=float(strategy.fuse_grad_size_in_MB))
+                          feeds=feeds, fuse_grad_bytes=int(strategy.fuse_grad_size_in_MB * (1 << 20)) or 1)
         build = strategy.build_strategy
         names = [n for n in dict(pipeline(build, 1))["fused"] if n != "sync_batch_norm_pass"]
         if strategy.sync_batch_norm or build.sync_batch_norm:
