@@ -56,3 +56,29 @@ def test_module_runs_as_a_program(tmp_path):
     result = subprocess.run([sys.executable, "-m", "headrace.memory", str(tmp_path / "missing.json"),
                              "--feed", "x=1,2"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and "no program file" in result.stderr
+
+
+def test_readme_timeline_script(tmp_path):
+    """scripts/memory_timeline.py, which drew the README's image, still runs."""
+    import pathlib
+
+    script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "memory_timeline.py"
+    out = tmp_path / "timeline.png"
+    result = subprocess.run([sys.executable, str(script), str(out)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes()[:4] == b"\x89PNG" and "peak" in result.stdout
+
+
+def test_command_line_on_a_saved_pdmodel(tmp_path, capsys):
+    """A program saved by paddle.static.save (.pdmodel) is estimated like the program itself."""
+    import headrace.static as static
+    from headrace.runtime.scope import Scope, scope_guard
+
+    main_prog, startup, loss, feed = build("mlp", True)
+    with scope_guard(Scope()):
+        exe = static.Executor()
+        exe.run(startup)
+        static.save(main_prog, str(tmp_path / "model"))
+    est = memory.estimate(main_prog, feed)
+    assert main([str(tmp_path / "model.pdmodel"), "--feed", "x=32,32"]) == 0
+    assert f"peak:        {est.peak_bytes} bytes" in capsys.readouterr().out
