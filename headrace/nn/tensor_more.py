@@ -148,6 +148,54 @@ def geometric_(x, probs, name=None):
     return make_inplace(draw, "geometric_")(x)
 
 
-__all__ = ["bernoulli_", "binomial", "cauchy_", "combinations", "geometric_", "histogram_bin_edges",
+def _nan_sorted(x, axis):
+    """(x sorted along axis with NaN moved last, the count of non-NaN values, keepdim)."""
+    isnan = _op("isnan_v2", {"X": x})
+    filled = TS.where(isnan, T.full([], float("inf"), x.dtype), x)
+    valid = T.cast(_op("logical_not", {"X": isnan}), x.dtype)
+    return TS.sort(filled, axis=axis), T.sum(valid, axis=axis, keepdim=True)
+
+
+def nanquantile(x, q, axis=None, keepdim=False, interpolation="linear", name=None):
+    """The q-th quantile(s) of the values that are not NaN along ``axis`` (all elements when None),
+    linear interpolation; NaN where a line holds only NaN.  A list ``q`` stacks on a new axis 0."""
+    if interpolation != "linear":
+        raise NotImplementedError(f"nanquantile(): interpolation={interpolation!r} is not supported yet")
+    rank = len(x.shape)
+    flat = axis is None
+    if flat:
+        x, axis = T.reshape(x, [-1]), 0
+    axis = int(axis) % len(x.shape)
+    s, n = _nan_sorted(x, axis)
+    qs = [q] if not isinstance(q, (list, tuple)) else list(q)
+    outs = []
+    for value in qs:
+        if not 0 <= value <= 1:
+            raise ValueError(f"nanquantile(): q must lie in [0, 1], got {value}")
+        pos = _op("elementwise_max", {"X": T.scale(n, float(value), -float(value)), "Y": T.zeros([], x.dtype)})
+        lo, hi = _op("floor", {"X": pos}), _op("ceil", {"X": pos})
+        empty = _op("equal", {"X": n, "Y": T.zeros([], x.dtype)})
+        zero = T.zeros([], x.dtype)     # an all-NaN line picks +inf: kept out of the arithmetic
+        a = TS.where(empty, zero, TS.take_along_axis(s, T.cast(lo, "int64"), axis))
+        b = TS.where(empty, zero, TS.take_along_axis(s, T.cast(hi, "int64"), axis))
+        out = T.add(a, T.multiply(T.subtract(b, a), T.subtract(pos, lo)))
+        out = TS.where(empty, T.full([], float("nan"), x.dtype), out)
+        if flat:
+            out = T.reshape(out, [1] * rank if keepdim else [])
+        elif not keepdim:
+            out = T.squeeze(out, [axis])
+        outs.append(out)
+    return outs[0] if not isinstance(q, (list, tuple)) else TM.stack(outs, axis=0)
+
+
+def nanmedian(x, axis=None, keepdim=False, mode="avg", name=None):
+    """The median of the values that are not NaN (the mean of the two middle ones for an even
+    count; NaN for an all-NaN line)."""
+    if mode != "avg":
+        raise NotImplementedError(f"nanmedian(): mode={mode!r} is not supported yet (only 'avg')")
+    return nanquantile(x, 0.5, axis=axis, keepdim=keepdim)
+
+
+__all__ = ["nanmedian", "nanquantile", "bernoulli_", "binomial", "cauchy_", "combinations", "geometric_", "histogram_bin_edges",
            "masked_scatter", "multigammaln", "multiplex", "pdist", "renorm", "shard_index", "softmax",
            "standard_gamma"]

@@ -302,3 +302,36 @@ def test_multigammaln_and_renorm_gradients():
                        ("pdist", lambda x, v: paddle.pdist(x * v), (3, 4), (3, 4))]
     for name, fn, xs, vs in GRAD_ROWS_EXTRA:
         test_composite_gradients_match_finite_differences(name, fn, xs, vs)
+
+
+NAN = np.array([[1.0, np.nan, 3.0, 2.0], [np.nan] * 4, [4.0, 1.0, 2.0, 8.0]])
+
+
+@pytest.mark.parametrize("row", [
+    ("nanmedian", lambda a: paddle.nanmedian(a, axis=1), lambda a: np.array([2.0, np.nan, 3.0]), [NAN]),
+    ("nanmedian-all", paddle.nanmedian, lambda a: np.array(2.0), [NAN]),
+    ("nanquantile", lambda a: paddle.nanquantile(a, [0.3, 0.9], axis=1, keepdim=True),
+     lambda a: np.array([[[1.6], [np.nan], [1.9]], [[2.8], [np.nan], [6.8]]]), [NAN]),
+], ids=["nanmedian", "nanmedian-all", "nanquantile"])
+def test_nan_statistics_in_both_modes(row):
+    _, fn, ref, arrays = row
+    want = ref(*arrays)
+    for got in run_both(fn, arrays):
+        np.testing.assert_allclose(got[0], want, rtol=1e-12)
+
+
+def test_nanmedian_gradient():
+    a = rng.standard_normal((3, 5))
+    a[0, 1] = a[2, 4] = np.nan
+    w = rng.standard_normal(3)
+    with context.static_mode_guard(False):
+        x = paddle.to_tensor(a, stop_gradient=False)
+        (paddle.nanmedian(x, axis=1) * paddle.to_tensor(w)).sum().backward()
+    want = np.zeros_like(a)
+    for r in range(3):
+        valid = [c for c in range(5) if not np.isnan(a[r, c])]
+        order = sorted(valid, key=lambda c: a[r, c])
+        mid = (len(order) - 1) / 2
+        for k in {int(np.floor(mid)), int(np.ceil(mid))}:
+            want[r, order[k]] += w[r] / len({int(np.floor(mid)), int(np.ceil(mid))})
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
