@@ -33,6 +33,8 @@ from . import linalg  # noqa: E402
 
 _paddle_ops.bind()
 from .framework import load, save  # noqa: E402  (saving and loading, issue 14)
+from . import amp, autograd  # noqa: E402  (issue 16: eager autograd and AMP names)
+from .autograd import grad  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -47,6 +49,7 @@ def __getattr__(name):
 
 
 __all__ = [
+    "amp", "autograd", "grad",
     "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "ParamAttr", "Tensor", "abs", "add", "add_n", "arange",
     "assign", "bool", "cast", "concat", "device", "disable_static", "distributed", "divide", "enable_grad",
     "enable_static", "exp", "incubate", "flatten", "float16", "float32", "float64", "full", "gaussian",

@@ -83,9 +83,21 @@ reduce_sum = _T.reduce_sum
 reduce_max = _T.reduce_max
 reduce_min = _T.reduce_min
 fill_constant = _T.fill_constant
-assign = _T.assign
+
+
+def assign(input, output=None):  # noqa: A002  (the 1.x keyword)
+    """1.x ``assign(input, output=None)``: a copy of ``input`` (a Variable or a NumPy array)."""
+    return _T.assign(input, output)
+
+
 cast = _T.cast
-concat = _T.concat
+
+
+def concat(input, axis=0, name=None):  # noqa: A002  (the 1.x keyword)
+    """1.x ``concat(input, axis=0, name=None)``."""
+    return _T.concat(input, axis, name)
+
+
 slice = _T.slice  # noqa: A001
 
 

@@ -147,6 +147,19 @@ for _t in ("c_allreduce_sum", "c_broadcast", "c_reduce_sum"):
     RULES[_t] = _same_as_input({"Out": "X"})
 
 
+def _coalesce(attrs, ins, outs):
+    """``coalesce_tensor`` (ops/coalesce.py) in its steady state: persistable state already lives
+    in the flat buffer (the first run copies it in once); gradients are concatenated afresh."""
+    if attrs["output_views"]:
+        count = len(outs.get("Output", ()))
+        return {"FusedOutput": [("input", "Input", 0)],
+                "Output": [("input", "Input", k) for k in range(count)]}, {}
+    return {"FusedOutput": [("fresh", 0)]}, {}
+
+
+RULES["coalesce_tensor"] = _coalesce
+
+
 def writes_inputs_in_place(opdef) -> bool:
     """Update ops: every output overwrites the input ``inplace`` names and the kernel returns that
     input (``ParamOut`` is ``Param``'s own array), with no buffer plan involved."""

@@ -127,7 +127,13 @@ class Optimizer:
     def set_lr(self, value) -> None:
         """Set a number learning rate (not a schedule): eager updates use it from the next step;
         in static mode every program this optimizer built reads it from its next run (in
-        whatever scope it runs, like a schedule's rate)."""
+        whatever scope it runs, like a schedule's rate).  In static mode ``value`` may also be a
+        float32 Variable of shape [1] (1.x): programs this optimizer builds from now on in
+        ``value``'s program read their rate from it (ops already built keep theirs, as the
+        reference)."""
+        if isinstance(value, Variable):
+            self._set_lr_variable(value)
+            return
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise located(ArgTypeError, f"The type of 'value' in optimizer.set_lr must be float, but received {type(value)}.")
         if not isinstance(self._learning_rate, float):
@@ -137,6 +143,15 @@ class Optimizer:
         rate = self._learning_rate
         for program, var in self._learning_rate_map.items():
             program._lr_schedulers[var.name] = lambda: rate
+
+    def _set_lr_variable(self, value) -> None:
+        if isinstance(self._learning_rate, (LRScheduler, LearningRateDecay)):
+            raise RuntimeError(f"optimizer.set_lr: the learning rate is a {type(self._learning_rate).__name__}, "
+                               "not a number; a schedule sets the rate itself (call its step())")
+        if tuple(value.shape) != (1,) or str(value.dtype) not in ("float32", "float64"):
+            raise ValueError(f"optimizer.set_lr: a learning-rate Variable must be a float tensor of shape [1], "
+                             f"got {value.name!r} of shape {list(value.shape)} and dtype {value.dtype}")
+        self._learning_rate_map[value.block.program] = value
 
     def _learning_rate_value(self) -> float:
         """The learning rate of the coming eager update; a ``LearningRateDecay`` advances here,
