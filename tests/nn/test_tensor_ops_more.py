@@ -335,3 +335,11 @@ def test_nanmedian_gradient():
         for k in {int(np.floor(mid)), int(np.ceil(mid))}:
             want[r, order[k]] += w[r] / len({int(np.floor(mid)), int(np.ceil(mid))})
     np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
+
+
+def test_unique_consecutive_in_both_modes():
+    a = np.array([[2.0, 2.0], [3.0, 2.0]])
+    want = [np.array([2.0, 3.0, 2.0]), np.array([0, 0, 1, 2]), np.array([2, 1, 1])]
+    for got in run_both(lambda t: paddle.unique_consecutive(t, return_inverse=True, return_counts=True), [a]):
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)

@@ -112,3 +112,21 @@ def test_bit_shifts():
     check_forward(Case("bitwise_right_shift", {"X": x, "Y": y},
                        lambda i, a: {"Out": np.array([[0, -4, 5]], np.int64)}))
     check_both_modes("bitwise_left_shift", {"X": x, "Y": y})
+
+
+def test_unique_consecutive():
+    x = np.array([1, 1, 2, 2, 2, 1, 3, 3], dtype=np.int64)
+    runs, counts, inverse = [], [], []
+    for v in x.tolist():
+        if not runs or runs[-1] != v:
+            runs.append(v)
+            counts.append(0)
+        counts[-1] += 1
+        inverse.append(len(runs) - 1)
+    check_infer_batch(Case("unique_consecutive", {"X": x}, lambda i, a: {
+        "Out": np.array(runs), "Index": np.array(inverse), "Counts": np.array(counts)}))
+    rows = np.array([[1, 2], [1, 2], [0, 0], [1, 2]], dtype=np.int64)
+    check_infer_batch(Case("unique_consecutive", {"X": rows}, lambda i, a: {
+        "Out": np.array([[1, 2], [0, 0], [1, 2]]), "Index": np.array([0, 0, 1, 2]), "Counts": np.array([2, 1, 1])},
+        attrs={"axis": [0]}))
+    check_both_modes("unique_consecutive", {"X": x})
