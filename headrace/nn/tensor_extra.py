@@ -304,7 +304,14 @@ def unique_consecutive(x, return_inverse=False, return_counts=False, axis=None, 
     return result[0] if len(result) == 1 else tuple(result)
 
 
-__all__ = ["unique_consecutive", "bincount", "bucketize", "column_stack", "cummax", "cummin", "cumprod", "diff", "dsplit", "dstack",
+def mode(x, axis=-1, keepdim=False, name=None):
+    """``(values, indices)``: the most frequent value along ``axis`` (the smallest on ties) and its
+    last position (int64)."""
+    outs = apply_op("mode", {"X": x}, {"axis": int(axis), "keepdim": bool(keepdim)}, name_key=T._key("mode", name))
+    return outs["Out"][0], outs["Indices"][0]
+
+
+__all__ = ["mode", "unique_consecutive", "bincount", "bucketize", "column_stack", "cummax", "cummin", "cumprod", "diff", "dsplit", "dstack",
            "histogram", "hsplit", "index_add", "index_fill", "isin", "isneginf", "isposinf", "isreal", "ldexp", "lerp",
            "logcumsumexp", "positive", "put_along_axis", "repeat_interleave", "row_stack", "searchsorted",
            "select_scatter", "sinc", "slice_scatter", "take", "tensor_split", "tril_indices", "triu_indices",

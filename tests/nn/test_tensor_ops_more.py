@@ -343,3 +343,10 @@ def test_unique_consecutive_in_both_modes():
     for got in run_both(lambda t: paddle.unique_consecutive(t, return_inverse=True, return_counts=True), [a]):
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w)
+
+
+def test_mode_function():
+    a = np.array([[1, 2, 2], [4, 4, 1]], dtype=np.int64)
+    for got in run_both(lambda t: paddle.mode(t, axis=1, keepdim=True), [a]):
+        np.testing.assert_array_equal(got[0], [[2], [4]])
+        np.testing.assert_array_equal(got[1], [[2], [1]])
