@@ -30,7 +30,7 @@ UNARY = {
                    np.array([np.nan, np.inf, -np.inf, 1.0])),
     "deg2rad": (np.deg2rad, U), "rad2deg": (np.rad2deg, U), "stanh": (lambda a: 1.7159 * np.tanh(0.67 * a), U),
     "logit": (lambda a: np.log(a / (1 - a)), np.abs(U)),
-    "erfinv": (None, U),
+    "erfinv": (None, U), "i0": (np.i0, U), "i0e": (lambda a: np.exp(-np.abs(a)) * np.i0(a), U),
 }
 
 
