@@ -9,7 +9,8 @@ Out; the gradient op reads ``reads`` (the forward slot "X" or "Out") and ``Out@G
 
 Semantics follow the reference: ``round`` rounds halves away from zero (not NumPy's half to even),
 ``rsqrt(x) = 1 / sqrt(x)``, ``reciprocal(x) = 1 / x``, ``frac(x) = x - trunc(x)``.  Special
-functions without a NumPy ufunc (``erf``, ``erfinv``, ``lgamma``, ``digamma``) are computed in
+functions without a NumPy ufunc (``erf``, ``erfinv``, ``lgamma``, ``digamma``, ``i0``/``i0e``/``i1``/``i1e``
+from ``ops/bessel.py``) are computed in
 float64 and rounded once to the input's dtype.
 """
 from __future__ import annotations
