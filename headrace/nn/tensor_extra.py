@@ -311,7 +311,12 @@ def mode(x, axis=-1, keepdim=False, name=None):
     return outs["Out"][0], outs["Indices"][0]
 
 
-__all__ = ["mode", "unique_consecutive", "bincount", "bucketize", "column_stack", "cummax", "cummin", "cumprod", "diff", "dsplit", "dstack",
+def polygamma(x, n, name=None):
+    """The n-th derivative of digamma (x > 0 for n >= 1)."""
+    return apply_op_single("polygamma", {"X": x}, {"n": int(n)}, name_key=T._key("polygamma", name))
+
+
+__all__ = ["mode", "polygamma", "unique_consecutive", "bincount", "bucketize", "column_stack", "cummax", "cummin", "cumprod", "diff", "dsplit", "dstack",
            "histogram", "hsplit", "index_add", "index_fill", "isin", "isneginf", "isposinf", "isreal", "ldexp", "lerp",
            "logcumsumexp", "positive", "put_along_axis", "repeat_interleave", "row_stack", "searchsorted",
            "select_scatter", "sinc", "slice_scatter", "take", "tensor_split", "tril_indices", "triu_indices",
