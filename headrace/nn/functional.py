@@ -232,3 +232,4 @@ from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosin
                    sigmoid_focal_loss, smooth_l1_loss, soft_margin_loss, square_error_cost,
                    triplet_margin_loss)
 from .resize import interpolate, pad, upsample, zeropad2d  # noqa: E402,F401
+from .tensor_manip import one_hot  # noqa: E402,F401  (paddle.nn.functional.one_hot; issue 16)

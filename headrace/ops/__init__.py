@@ -6,6 +6,8 @@ from . import activation, reduce, loss, linalg, shape, concat_slice, nn, conv, n
 from . import collective, fused  # noqa: F401
 from . import optim_more, loss_more, resize, lr_schedule  # noqa: F401
 from . import coalesce  # noqa: F401
+from . import math_unary, math_binary, math_extra, search, indexing, manip, dynamic_shape, random_more  # noqa: F401  (tensor ops)
+from . import cumulative, counting  # noqa: F401  (tensor ops)
 from .apply import apply_op, apply_op_single
 from .registry import OpDef, has_op, lookup, registered_ops
 
