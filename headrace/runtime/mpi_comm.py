@@ -240,11 +240,20 @@ class _OutputPool:
 
     def __init__(self):
         self.arrays = {}   # (shape, dtype) -> [arrays]
+        self.free_count = self._count_of_unshared()
+
+    @staticmethod
+    def _count_of_unshared() -> int:
+        """What ``sys.getrefcount`` says, in ``take``'s loop, of an array only its list holds
+        (interpreters differ in which borrowed references they count)."""
+        kept = [np.empty(1)]
+        for array in kept:
+            return sys.getrefcount(array)
 
     def take(self, shape, dtype) -> np.ndarray:
         kept = self.arrays.setdefault((tuple(shape), np.dtype(dtype).str), [])
         for array in kept:
-            if sys.getrefcount(array) <= 3:   # the list, this loop's name, getrefcount's argument
+            if sys.getrefcount(array) <= self.free_count:
                 return array
         array = np.empty(shape, dtype)
         if len(kept) < self._PER_KEY:
