@@ -1,6 +1,7 @@
 """``fleet.DistributedStrategy``: what ``fleet.distributed_optimizer`` applies (collective mode).
 
-Supported: ``recompute`` + ``recompute_configs`` (``checkpoints``), ``lars`` + ``lars_configs``
+Supported: ``recompute`` + ``recompute_configs`` (``checkpoints``, or ``"auto"`` with
+``memory_budget`` in bytes per rank and, for data shapes with -1 dims, ``feed``), ``lars`` + ``lars_configs``
 (``lars_coeff``, ``lars_weight_decay``, ``epsilon``, ``exclude_from_weight_decay``),
 ``gradient_scale_configs`` (``scale_strategy``: ``avg`` | ``sum`` | ``customized``),
 ``fuse_all_reduce_ops`` + ``fuse_grad_size_in_MB``, ``sync_batch_norm``, ``build_strategy``,
@@ -15,7 +16,10 @@ import copy
 from ..passes.strategy import BuildStrategy, ExecutionStrategy
 
 _CONFIG_DEFAULTS = {
-    "recompute_configs": {"checkpoints": [], "enable_offload": False, "checkpoint_shape": []},
+    # "checkpoints": "auto" with "memory_budget" (bytes per rank) lets headrace.memory choose them;
+    # "feed" (name -> shape of this rank's batch) is needed when the data shapes have -1 dims
+    "recompute_configs": {"checkpoints": [], "enable_offload": False, "checkpoint_shape": [],
+                          "memory_budget": None, "feed": None},
     "lars_configs": {"lars_coeff": 0.001, "lars_weight_decay": 0.0005, "epsilon": 0.0,
                      "exclude_from_weight_decay": []},
     "gradient_scale_configs": {"scale_strategy": "avg", "scale_gradient": False},
@@ -85,6 +89,11 @@ class DistributedStrategy:
                              f"{merged['scale_strategy']!r}")
         if name == "recompute_configs" and merged["enable_offload"]:
             raise NotImplementedError("recompute_configs['enable_offload'] is not supported (no device memory to offload from)")
+        if name == "recompute_configs" and merged["checkpoints"] == "auto":
+            budget = merged["memory_budget"]
+            if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0:
+                raise ValueError("recompute_configs: checkpoints 'auto' needs memory_budget, a positive number of "
+                                 f"bytes per rank, got {budget!r}")
         return merged
 
     @property

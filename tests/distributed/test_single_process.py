@@ -163,3 +163,38 @@ def test_result_pool_reuses_an_array_only_when_nobody_else_holds_it():
     d = pool.take((4, 3), np.float32)
     assert d.__array_interface__["data"][0] == address    # released: handed out again
     assert pool.take((4, 3), np.float64).dtype == np.float64
+
+
+def test_recompute_configs_auto_plans_checkpoints_under_the_budget():
+    """recompute_configs {"checkpoints": "auto", "memory_budget": bytes}: the meta-optimizer lets
+    headrace.memory choose the checkpoints; the training step's estimate fits the budget."""
+    import numpy as np
+
+    import headrace.static as static
+    from headrace import memory
+    from headrace.core import names
+
+    def build(strategy):
+        paddle.enable_static()
+        main, startup = static.Program(), static.Program()
+        with static.program_guard(main, startup), names.guard():
+            h = static.data("x", [-1, 64], "float32")
+            for _ in range(8):
+                h = static.nn.fc(h, size=64, activation="relu")
+            loss = paddle.mean(static.nn.fc(h, size=1))
+            opt = fleet.distributed_optimizer(paddle.optimizer.Momentum(0.01, momentum=0.9), strategy)
+            opt.minimize(loss)
+        return main, loss, opt
+
+    fleet.init(is_collective=True)
+    feed = {"x": np.random.default_rng(0).random((256, 64), dtype=np.float32)}
+    plain, plain_loss, _ = build(fleet.DistributedStrategy())
+    budget = int(memory.estimate(plain, feed, fetch_list=[plain_loss]).peak_bytes * 0.85)
+    s = fleet.DistributedStrategy()
+    s.recompute = True
+    s.recompute_configs = {"checkpoints": "auto", "memory_budget": budget, "feed": {"x": [256, 64]}}
+    main, loss, opt = build(s)
+    assert memory.estimate(main, feed, fetch_list=[loss]).peak_bytes <= budget
+    assert any(".subprog_" in n for op in main.global_block().ops for n in op.output_arg_names)
+    with pytest.raises(ValueError, match="memory_budget, a positive number"):
+        s.recompute_configs = {"checkpoints": "auto"}

@@ -3,7 +3,8 @@
 Static mode, ``fleet.distributed_optimizer(opt, strategy).minimize(loss)``:
 1. meta-optimizers, as the reference: ``lars`` turns a ``Momentum`` into ``LarsMomentum`` with
    ``lars_configs`` (another optimizer: a warning, LARS not applied); ``recompute`` with
-   non-empty ``recompute_configs['checkpoints']`` wraps the optimizer in ``RecomputeOptimizer``;
+   non-empty ``recompute_configs['checkpoints']`` wraps the optimizer in ``RecomputeOptimizer``
+   (``"auto"`` with ``memory_budget``: the checkpoints ``headrace.memory.plan_checkpoints`` chooses);
 2. the optimizer's ``minimize`` builds backward and updates;
 3. the main program is rewritten for this rank of ``worker_num()`` ranks by the same passes as
    ``with_data_parallel`` (``sync_batch_norm`` if asked, the loss gradient scaled per
@@ -120,8 +121,12 @@ class Fleet:
             else:
                 warnings.warn(f"lars needs the inner optimizer to be Momentum, got {type(optimizer).__name__}; "
                               "LARS is not applied", stacklevel=4)
-        checkpoints = strategy.recompute_configs["checkpoints"]
-        if strategy.recompute and checkpoints:
+        cfg = strategy.recompute_configs
+        checkpoints = cfg["checkpoints"]
+        if strategy.recompute and checkpoints == "auto":   # headrace.memory chooses them under the budget
+            optimizer = RecomputeOptimizer(optimizer)
+            optimizer._set_checkpoints("auto", budget=cfg["memory_budget"], feed=cfg["feed"])
+        elif strategy.recompute and checkpoints:
             optimizer = RecomputeOptimizer(optimizer)
             optimizer._set_checkpoints(checkpoints)
         return optimizer
