@@ -91,3 +91,12 @@ def test_data_parallel_is_refused_clearly():
     compiled = static.CompiledProgram(main).with_data_parallel(loss_name=loss.name, places=static.cpu_places(2))
     with pytest.raises(NotImplementedError, match="data-parallel"):
         memory.estimate(compiled, feed)
+
+
+def test_collectives_on_several_tensors_return_each_input():
+    """c_broadcast of a list: Out[k] is X[k] itself, for every k."""
+    from headrace.memory import aliasing
+
+    outs = {"Out": [((2,), None), ((3,), None), ((4,), None)]}
+    sources, _ = aliasing.RULES["c_broadcast"]({}, {"X": [None] * 3}, outs)
+    assert sources == {"Out": [("input", "X", 0), ("input", "X", 1), ("input", "X", 2)]}
