@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..core.errors import ShapeError, fmt_shape
+from ..core.errors import AttrError, ShapeError, fmt_shape, located
 from ..ops.apply import apply_op_single
 from .functional_pooling import spatial_padding
 from .tensor import _key
@@ -20,15 +20,15 @@ def _ints(value, what, func, minimum=0):
         value = [int(value)] * 3
     value = [int(v) for v in value]
     if len(value) != 3 or any(v < minimum for v in value):
-        raise ValueError(f"{func}(): {what} must be an int or 3 ints >= {minimum}, got {value}")
+        raise located(AttrError, f"{func}(): {what} must be an int or 3 ints >= {minimum}, got {value}")
     return value
 
 
 def _check(x, data_format, func):
     if data_format not in _FORMATS:
-        raise ValueError(f"{func}(): data_format must be 'NCDHW' or 'NDHWC', got {data_format!r}")
+        raise located(AttrError, f"{func}(): data_format must be 'NCDHW' or 'NDHWC', got {data_format!r}")
     if len(x.shape) != 5:
-        raise ShapeError(f"{func}(): the input must be 5-D, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"{func}(): the input must be 5-D, got {fmt_shape(x.shape)}")
 
 
 def _bias(out, bias, data_format, key):
@@ -58,7 +58,7 @@ def conv3d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0
     size = [] if output_size is None else _ints(output_size, "output_size", "conv3d_transpose", 1)
     extra = _ints(output_padding, "output_padding", "conv3d_transpose")
     if size and any(extra):
-        raise ValueError("conv3d_transpose(): give output_size or output_padding, not both")
+        raise located(AttrError, "conv3d_transpose(): give output_size or output_padding, not both")
     key = _key("conv3d_transpose", name)
     out = apply_op_single("conv3d_transpose", {"Input": x, "Filter": weight},
                           {"strides": _ints(stride, "stride", "conv3d_transpose", 1), "paddings": pads,
@@ -84,7 +84,7 @@ def _windowed(kernel_size, stride, padding, data_format, func):
 
 def _no_mask(return_mask, func):
     if return_mask:
-        raise NotImplementedError(f"{func}(): return_mask=True is not supported yet for 3-D pooling")
+        raise located(NotImplementedError, f"{func}(): return_mask=True is not supported yet for 3-D pooling")
 
 
 def max_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, return_mask=False, data_format="NCDHW",
@@ -104,7 +104,7 @@ def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusiv
     if divisor_override is None:
         return out
     if isinstance(divisor_override, bool) or not isinstance(divisor_override, numbers.Real) or divisor_override <= 0:
-        raise ValueError(f"avg_pool3d(): divisor_override must be a positive number, got {divisor_override!r}")
+        raise located(AttrError, f"avg_pool3d(): divisor_override must be a positive number, got {divisor_override!r}")
     k = attrs["ksize"][0] * attrs["ksize"][1] * attrs["ksize"][2]
     return apply_op_single("scale", {"X": out}, {"scale": k / float(divisor_override)}, name_key=_key("avg_pool3d"))
 
@@ -117,7 +117,7 @@ def _adaptive(x, kind, output_size, data_format, func, name):
     else:
         sizes = [spatial[i] if s is None else int(s) for i, s in enumerate(output_size)]
     if len(sizes) != 3 or any(s <= 0 for s in sizes):
-        raise ValueError(f"{func}(): output_size must be 3 positive sizes (None keeps a known one), got {output_size}")
+        raise located(AttrError, f"{func}(): output_size must be 3 positive sizes (None keeps a known one), got {output_size}")
     return _pool3d(x, kind, {"ksize": sizes, "adaptive": True}, data_format, func, name)
 
 
