@@ -2,14 +2,15 @@
 ``max_pool3d``, ``avg_pool3d``, ``adaptive_avg_pool3d``, ``adaptive_max_pool3d`` (op ``pool3d``).
 Arguments as the reference (``conv3d_transpose`` takes ``groups`` before ``dilation``);
 ``padding`` as the 2-D forms (an int, 'SAME'/'VALID', 3 values, 6 before/after values, or 5
-pairs).  ``return_mask`` of the 3-D max poolings is not supported yet and says so."""
+pairs).  ``return_mask=True`` (NCDHW) runs ``max_pool3d_with_index`` and also returns the flat
+index of each maximum, which ``max_unpool3d`` (op ``unpool3d``) takes."""
 from __future__ import annotations
 
 import numbers
 
 from ..core.errors import AttrError, ShapeError, fmt_shape, located
-from ..ops.apply import apply_op_single
-from .functional_pooling import spatial_padding
+from ..ops.apply import apply_op, apply_op_single
+from .functional_pooling import _unpool_size, spatial_padding
 from .tensor import _key
 
 _FORMATS = ("NCDHW", "NDHWC")
@@ -82,16 +83,22 @@ def _windowed(kernel_size, stride, padding, data_format, func):
             "paddings": pads, "padding_algorithm": algorithm}
 
 
-def _no_mask(return_mask, func):
-    if return_mask:
-        raise located(NotImplementedError, f"{func}(): return_mask=True is not supported yet for 3-D pooling")
+def _with_index(x, attrs, data_format, func, name):
+    _check(x, data_format, func)
+    if data_format != "NCDHW":
+        raise located(AttrError, f"{func}(): return_mask=True needs data_format='NCDHW'")
+    if attrs.pop("padding_algorithm", "EXPLICIT") != "EXPLICIT":
+        raise located(AttrError, f"{func}(): return_mask=True needs explicit (numeric) padding")
+    outs = apply_op("max_pool3d_with_index", {"X": x}, attrs, name_key=_key(func, name))
+    return outs["Out"][0], outs["Mask"][0]
 
 
 def max_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, return_mask=False, data_format="NCDHW",
                name=None):
     """Max pooling over D, H and W."""
-    _no_mask(return_mask, "max_pool3d")
     attrs = dict(_windowed(kernel_size, stride, padding, data_format, "max_pool3d"), ceil_mode=bool(ceil_mode))
+    if return_mask:
+        return _with_index(x, attrs, data_format, "max_pool3d", name)
     return _pool3d(x, "max", attrs, data_format, "max_pool3d", name)
 
 
@@ -109,7 +116,7 @@ def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusiv
     return apply_op_single("scale", {"X": out}, {"scale": k / float(divisor_override)}, name_key=_key("avg_pool3d"))
 
 
-def _adaptive(x, kind, output_size, data_format, func, name):
+def _adaptive(x, kind, output_size, data_format, func, name, return_mask=False):
     _check(x, data_format, func)
     spatial = x.shape[1:4] if data_format == "NDHWC" else x.shape[2:]
     if isinstance(output_size, numbers.Integral) and not isinstance(output_size, bool):
@@ -118,6 +125,8 @@ def _adaptive(x, kind, output_size, data_format, func, name):
         sizes = [spatial[i] if s is None else int(s) for i, s in enumerate(output_size)]
     if len(sizes) != 3 or any(s <= 0 for s in sizes):
         raise located(AttrError, f"{func}(): output_size must be 3 positive sizes (None keeps a known one), got {output_size}")
+    if return_mask:
+        return _with_index(x, {"ksize": sizes, "adaptive": True}, data_format, func, name)
     return _pool3d(x, kind, {"ksize": sizes, "adaptive": True}, data_format, func, name)
 
 
@@ -128,5 +137,21 @@ def adaptive_avg_pool3d(x, output_size, data_format="NCDHW", name=None):
 
 def adaptive_max_pool3d(x, output_size, return_mask=False, name=None):
     """Max over adaptive bins of D, H and W."""
-    _no_mask(return_mask, "adaptive_max_pool3d")
-    return _adaptive(x, "max", output_size, "NCDHW", "adaptive_max_pool3d", name)
+    return _adaptive(x, "max", output_size, "NCDHW", "adaptive_max_pool3d", name, return_mask)
+
+
+def max_unpool3d(x, indices, kernel_size, stride=None, padding=0, data_format="NCDHW", output_size=None, name=None):
+    """Put each value of ``x`` at its index (from ``max_pool3d(return_mask=True)``) in a zero
+    [N, C, D_out, H_out, W_out] (default ``(D - 1) * stride - 2 * padding + kernel_size`` per dim)."""
+    _check(x, data_format, "max_unpool3d")
+    if data_format != "NCDHW":
+        raise located(AttrError, "max_unpool3d(): data_format must be 'NCDHW'")
+    ksize = _ints(kernel_size, "kernel_size", "max_unpool3d", 1)
+    strides = ksize if stride is None else _ints(stride, "stride", "max_unpool3d", 1)
+    pads, _ = spatial_padding(padding, 3, False, "max_unpool3d")
+    if min(x.shape[2:]) < 0:
+        raise located(ShapeError, f"max_unpool3d(): the spatial sizes must be known, got {fmt_shape(x.shape)}")
+    size = _unpool_size(list(x.shape[2:]), ksize, strides, pads, output_size, "max_unpool3d")
+    return apply_op_single("unpool3d", {"X": x, "Indices": indices},
+                           {"ksize": ksize, "strides": strides, "paddings": pads, "output_size": size},
+                           name_key=_key("max_unpool3d", name))
