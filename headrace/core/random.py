@@ -86,3 +86,25 @@ def set_cuda_rng_state(states) -> None:
 
 def fixed_generator(seed_value: int) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(int(seed_value)))
+
+
+# Named seed generators (the reference's ``set_random_seed_generator``): a ``seed`` op with
+# ``deterministic=True`` draws from the one named by its ``rng_name`` attribute.
+_named: dict = {}
+
+
+def set_random_seed_generator(name: str, seed_value: int) -> Generator:
+    """Create (or reseed) the generator called ``name``."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"set_random_seed_generator: name must be a non-empty str, got {name!r}")
+    _named[name] = Generator(int(seed_value))
+    return _named[name]
+
+
+def get_random_seed_generator(name: str) -> Generator:
+    gen = _named.get(name)
+    if gen is None:
+        known = ", ".join(sorted(_named)) or "none"
+        raise ValueError(f"no random seed generator named {name!r} (set one with "
+                         f"set_random_seed_generator(name, seed); known: {known})")
+    return gen

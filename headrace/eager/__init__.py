@@ -11,4 +11,8 @@ from .tensor import Parameter, Tensor
 
 set_eager_runner(run_op)
 
+from .autograd import register_hook as _register_hook  # noqa: E402
+
+Tensor.register_hook = _register_hook
+
 __all__ = ["Parameter", "Tensor", "enable_grad", "is_grad_enabled", "no_grad", "run_backward", "run_op"]

@@ -29,6 +29,7 @@ import contextlib
 import functools
 import heapq
 import itertools
+import weakref
 
 import numpy as np
 
@@ -254,9 +255,65 @@ def _count_edges(stack, deps, boundary) -> None:
                     stack.append(parent)
 
 
-def run_backward(roots, root_grads, retain_graph=False, boundary=None) -> None:
+# gradient hooks (``Tensor.register_hook``): id(leaf tensor) -> hooks (Tensors compare elementwise,
+# so they are no dict keys; the entry goes when the tensor does), node -> {output index: hooks}
+_leaf_hooks: dict = {}
+_node_hooks = weakref.WeakKeyDictionary()
+
+
+def add_grad_hook(tensor, hook):
+    """Call ``hook(grad array) -> array or None`` on the gradient reaching ``tensor``; returns a
+    function that removes it."""
+    if tensor._node is not None:
+        hooks = _node_hooks.setdefault(tensor._node, {}).setdefault(tensor._out_index, [])
+    else:
+        key = id(tensor)
+        if key not in _leaf_hooks:
+            _leaf_hooks[key] = []
+            weakref.finalize(tensor, _leaf_hooks.pop, key, None)
+        hooks = _leaf_hooks[key]
+    hooks.append(hook)
+    return lambda: any(h is hook for h in hooks) and hooks.remove(hook)
+
+
+def _hooked(hooks, grad):
+    for hook in list(hooks):
+        result = hook(grad)
+        if result is not None:
+            grad = result
+    return grad
+
+
+def _to_leaf(tensor, grad, sink):
+    hooks = _leaf_hooks.get(id(tensor)) if _leaf_hooks else None
+    if hooks:
+        grad = _hooked(hooks, grad)
+    if sink is None:
+        tensor._accumulate_grad(grad)
+    else:
+        sink(tensor, grad)
+
+
+def _node_outputs_ready(node, out_grads, watch, sink) -> None:
+    """A node's output gradients are complete: run its tensors' hooks, hand watched ones to sink."""
+    hooks = _node_hooks.get(node) if _node_hooks else None
+    if hooks:
+        for index, funcs in hooks.items():
+            if out_grads[index] is not None:
+                out_grads[index] = _hooked(funcs, out_grads[index])
+    if watch:
+        for index, grad in enumerate(out_grads):
+            key = watch.get((node, index))
+            if key is not None and grad is not None:
+                sink(key, grad)
+
+
+def run_backward(roots, root_grads, retain_graph=False, boundary=None, sink=None, watch=None) -> None:
     """Backpropagate ``root_grads`` (arrays) from the tensors ``roots`` into leaf ``.grad``.
-    ``boundary`` = (first seq, message): reaching a node recorded earlier raises that message."""
+    ``boundary`` = (first seq, message): reaching a node recorded earlier raises that message.
+    ``sink(tensor, grad)`` receives the leaves' gradients instead of ``.grad`` (``paddle.grad``),
+    and ``watch`` maps ``(node, output index)`` of non-leaf tensors to the key ``sink`` gets their
+    complete gradient under."""
     pending = {}       # node -> [grad per output]
     deps = {}          # node -> number of edges into it not processed yet
     ready = []
@@ -273,7 +330,7 @@ def run_backward(roots, root_grads, retain_graph=False, boundary=None) -> None:
                 deps[node] = 0
                 stack.append(node)
         else:
-            edge._accumulate_grad(grad)
+            _to_leaf(edge, grad, sink)
     _count_edges(stack, deps, boundary)
     for node, count in deps.items():
         if count == 0:
@@ -281,6 +338,8 @@ def run_backward(roots, root_grads, retain_graph=False, boundary=None) -> None:
     while ready:
         _, _, node = heapq.heappop(ready)
         out_grads = pending.pop(node, None)
+        if out_grads is not None and (watch or _node_hooks):
+            _node_outputs_ready(node, out_grads, watch, sink)
         if out_grads is None or all(g is None for g in out_grads):
             in_grads = [None] * len(node.edges)
         else:
@@ -298,4 +357,4 @@ def run_backward(roots, root_grads, retain_graph=False, boundary=None) -> None:
                 if deps[parent] == 0:
                     heapq.heappush(ready, (-parent.seq, id(parent), parent))
             elif grad is not None:
-                edge._accumulate_grad(grad)
+                _to_leaf(edge, grad, sink)

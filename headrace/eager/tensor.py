@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import names
+from ..core.fetched import scalar_like
 from ..core.dtypes import convert_dtype
 
 
@@ -86,8 +87,8 @@ class Tensor:
         return self._node is None
 
     def numpy(self) -> np.ndarray:
-        """A copy of the data."""
-        return np.array(self._value, copy=True)
+        """A copy of the data (one element: also usable as a Python scalar, see ``core/fetched.py``)."""
+        return scalar_like(np.array(self._value, copy=True))
 
     def item(self, *index):
         if not index and self._value.size != 1:

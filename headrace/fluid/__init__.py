@@ -18,10 +18,18 @@ from .backward import gradients
 from . import backward, clip, core, dygraph, framework, layers, optimizer, regularizer
 from . import io  # noqa: E402  (saving and loading, issue 14)
 from .dygraph import Embedding, Linear
+# fluid.compiler names (issue 22)
+from . import compiler
+from .compiler import BuildStrategy, CompiledProgram, ExecutionStrategy
+from ..runtime import is_compiled_with_cuda
+# 1.x fidelity (issue 16): fluid.Layer, fluid.embedding, fluid.nets
+from . import input, nets  # noqa: A004
+from .dygraph import Layer
+from .input import embedding
 
 _prefer_static_default()
 
-__all__ = ["io", "Embedding", "Linear", "clip", "dygraph", "backward", "regularizer", "gradients", "optimizer", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Executor", "ParamAttr", "Parameter", "Program",
+__all__ = ["io", "Layer", "embedding", "input", "nets", "BuildStrategy", "CompiledProgram", "ExecutionStrategy", "compiler", "is_compiled_with_cuda", "Embedding", "Linear", "clip", "dygraph", "backward", "regularizer", "gradients", "optimizer", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Executor", "ParamAttr", "Parameter", "Program",
            "Scope", "Variable", "core", "data", "default_main_program", "default_startup_program",
            "framework", "global_scope", "initializer", "layers", "name_scope", "program_guard",
            "scope_guard", "unique_name"]

@@ -131,6 +131,8 @@ RULES = {
     "reduce_min_grad": lambda attrs, ins, outs: ({grad_name("X"): [("fresh", 0)]}, {}),
     "dropout_grad": _dropout_grad,
     "fused_elemwise_add_activation_grad": _fused_add_act_grad,
+    "reshape_tensor": _reshape_like("X", "Out"),                       # issue 16 (ops/dynamic_shape.py)
+    "reshape_tensor_grad": _reshape_like(DOUT, grad_name("X")),
 }
 
 
@@ -143,6 +145,19 @@ def _same_as_input(pairs):
 
 for _t in ("c_allreduce_sum", "c_broadcast", "c_reduce_sum"):
     RULES[_t] = _same_as_input({"Out": "X"})
+
+
+def _coalesce(attrs, ins, outs):
+    """``coalesce_tensor`` (ops/coalesce.py) in its steady state: persistable state already lives
+    in the flat buffer (the first run copies it in once); gradients are concatenated afresh."""
+    if attrs["output_views"]:
+        count = len(outs.get("Output", ()))
+        return {"FusedOutput": [("input", "Input", 0)],
+                "Output": [("input", "Input", k) for k in range(count)]}, {}
+    return {"FusedOutput": [("fresh", 0)]}, {}
+
+
+RULES["coalesce_tensor"] = _coalesce
 
 
 def writes_inputs_in_place(opdef) -> bool:

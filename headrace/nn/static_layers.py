@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from ..core import context, names
 from ..core.dtypes import convert_dtype
 from ..core.errors import ArgTypeError, AttrError, ShapeError, fmt_shape, located
 from ..core.variable import Variable
+from ..eager.tensor import Tensor
 from ..ops.apply import apply_op, apply_op_single
 from .initializer import Constant, Normal, XavierInitializer
 from .param_attr import ParamAttr
@@ -38,9 +41,24 @@ def data(name: str, shape, dtype=None, lod_level: int = 0) -> Variable:
     dtype = convert_dtype(dtype if dtype is not None else "float32")
     block = context.default_main_program().global_block()
     if block.has_var(name):
-        raise located(AttrError, f"data(): the program already has a variable named {name!r}")
+        return _declared_again(block.var(name), shape, dtype, lod_level)
     return block.create_var(name=name, shape=shape, dtype=dtype, lod_level=lod_level, is_data=True,
                             need_check_feed=True, stop_gradient=True)
+
+
+def _declared_again(var, shape, dtype, lod_level) -> Variable:
+    """The reference returns the variable a program already has under this name when shape, dtype
+    and lod_level match (a fluid script declaring its inputs twice), and refuses a mismatch."""
+    want = tuple(-1 if d is None else int(d) for d in shape)
+    if not var.is_data:
+        raise ValueError(f"data(): the program already has a variable named {var.name!r} that is not a data "
+                         f"variable (declared with shape {fmt_shape(var.shape)})")
+    for what, old, new in (("shape", fmt_shape(var.shape), fmt_shape(want)), ("dtype", str(var.dtype), str(dtype)),
+                           ("lod_level", var.lod_level, lod_level)):
+        if old != new:
+            raise ValueError(f"data(): variable {var.name!r} has been declared before with {what} {old}; "
+                             f"declared again with {what} {new}: they do not match")
+    return var
 
 
 def legacy_data(name, shape, append_batch_size=True, dtype="float32", lod_level=0,
@@ -109,6 +127,10 @@ def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, n
         raise located(ShapeError, f"create_global_var: shape must be non-negative, got {fmt_shape(shape)}")
     dtype = convert_dtype(dtype)
     name = name or names.generate("global_var")
+    if context.in_dynamic_mode():   # dygraph: a Tensor holding the value at once, as the reference
+        tensor = Tensor(np.full(shape, value, dtype=dtype.numpy), name=name)
+        tensor.persistable, tensor.stop_gradient = bool(persistable), True
+        return tensor
     var = context.default_main_program().global_block().create_var(
         name=name, shape=shape, dtype=dtype, persistable=True, stop_gradient=True)
     sblock = context.default_startup_program().global_block()

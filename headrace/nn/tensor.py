@@ -87,12 +87,14 @@ def add_n(inputs, name=None):
 
 
 # --- reductions ----------------------------------------------------------------------------------
-def _reduce(op_type, x, axis, keepdim, layer, name=None):
+def _reduce(op_type, x, axis, keepdim, layer, name=None, rank1_result=False):
     if axis is None or (isinstance(axis, (list, tuple)) and len(axis) == 0):
         attrs = {"dim": [0], "keep_dim": bool(keepdim), "reduce_all": True}
     else:
         dims = [int(axis)] if isinstance(axis, numbers.Integral) else [int(a) for a in axis]
         attrs = {"dim": dims, "keep_dim": bool(keepdim), "reduce_all": False}
+    if rank1_result:   # fluid 1.x: a single value has shape [1], not 0-D (reduce_* ops of ops/reduce.py)
+        attrs["rank1_result"] = True
     return apply_op_single(op_type, {"X": x}, attrs, name_key=_key(layer, name))
 
 
@@ -116,24 +118,24 @@ def min(x, axis=None, keepdim=False, name=None):  # noqa: A001
 
 
 def reduce_mean(input, dim=None, keep_dim=False, name=None):
-    return _reduce("reduce_mean", input, dim, keep_dim, "reduce_mean", name)
+    return _reduce("reduce_mean", input, dim, keep_dim, "reduce_mean", name, rank1_result=True)
 
 
 def reduce_sum(input, dim=None, keep_dim=False, name=None):
-    return _reduce("reduce_sum", input, dim, keep_dim, "reduce_sum", name)
+    return _reduce("reduce_sum", input, dim, keep_dim, "reduce_sum", name, rank1_result=True)
 
 
 def reduce_max(input, dim=None, keep_dim=False, name=None):
-    return _reduce("reduce_max", input, dim, keep_dim, "reduce_max", name)
+    return _reduce("reduce_max", input, dim, keep_dim, "reduce_max", name, rank1_result=True)
 
 
 def reduce_min(input, dim=None, keep_dim=False, name=None):
-    return _reduce("reduce_min", input, dim, keep_dim, "reduce_min", name)
+    return _reduce("reduce_min", input, dim, keep_dim, "reduce_min", name, rank1_result=True)
 
 
 def legacy_mean(x, name=None):
-    """``fluid.layers.mean``: the ``mean`` op (a 0-D output)."""
-    return apply_op_single("mean", {"X": x}, name_key=_key("mean", name))
+    """``fluid.layers.mean``: the ``mean`` op with a shape-[1] output, as fluid 1.x."""
+    return apply_op_single("mean", {"X": x}, {"rank1_result": True}, name_key=_key("mean", name))
 
 
 # --- creation ------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core.dtypes import int32, int64, uint8
 from ..core.errors import fmt_shape
-from ..core.random import fixed_generator
+from ..core.random import fixed_generator, get_random_seed_generator
 from .elementwise import check_float
 from .gradrule import NO_GRADIENT, Gradient, grad_slot
 from .registry import optional, register
@@ -118,6 +118,8 @@ def _seed_infer(ctx):
 def _seed_kernel(ins, attrs, ctx):
     if attrs["is_test"]:   # a test clone: its dropouts draw nothing, so neither does this
         return {"Out": np.zeros(1, dtype=np.int32)}
+    if attrs["deterministic"]:   # the reference: draw from the generator named rng_name
+        return {"Out": np.array([draw_seed(get_random_seed_generator(attrs["rng_name"]).numpy)], dtype=np.int32)}
     return {"Out": np.array([draw_seed(ctx.rng)], dtype=np.int32)}
 
 
@@ -125,14 +127,16 @@ register(
     "seed",
     inputs=[],
     outputs=["Out"],
-    attrs={"seed": 0, "fix_seed": False, "is_test": False},
+    attrs={"seed": 0, "fix_seed": False, "is_test": False, "deterministic": False, "rng_name": "",
+           "force_cpu": False},   # force_cpu: accepted, everything runs on the CPU
     infer=_seed_infer,
     kernel=_seed_kernel,
     random=True,
     grad=NO_GRADIENT,
     doc="Out = [s], the seed a random op with a `Seed` input would otherwise draw itself from the same "
         "stream (attribute seed/fix_seed, Program.random_seed, global generator); recompute inserts "
-        "it so a recomputed random op replays its numbers; with is_test (a test clone) it draws nothing",
+        "it so a recomputed random op replays its numbers; with is_test (a test clone) it draws nothing; "
+        "deterministic=True draws from the named generator `rng_name` (core.random.set_random_seed_generator)",
 )
 
 

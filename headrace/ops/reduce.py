@@ -23,7 +23,16 @@ from .registry import register
 
 FLOATS = (float32, float64)
 NUMBERS = (float32, float64, int32, int64)
-_REDUCE_ATTRS = {"dim": [0], "keep_dim": False, "reduce_all": False}
+# ``rank1_result``: a reduction to a single value gives shape [1] instead of 0-D, as fluid 1.x
+# (``fluid.layers.mean`` / ``reduce_*`` set it; ``paddle.mean`` and friends keep 0-D).
+_REDUCE_ATTRS = {"dim": [0], "keep_dim": False, "reduce_all": False, "rank1_result": False}
+
+
+def _out_shape(x_shape, attrs):
+    out_shape, axes = reduce_shape(x_shape, _dims(attrs), attrs["keep_dim"], attrs["reduce_all"])
+    if attrs.get("rank1_result") and len(out_shape) == 0:
+        out_shape = (1,)
+    return tuple(out_shape), axes
 
 
 def _dims(attrs) -> list:
@@ -37,7 +46,7 @@ def _infer_reduce(allowed):
         shape = ctx.shape("X")
         dims = _dims(ctx.attrs)
         try:
-            out_shape, _ = reduce_shape(shape, dims, ctx.attr("keep_dim"), ctx.attr("reduce_all"))
+            out_shape, _ = _out_shape(shape, ctx.attrs)
         except ValueError as exc:
             rank = len(shape)
             ctx.fail_attr("dim", f"distinct axes in [-{rank}, {rank}) for X of shape {fmt_shape(shape)} ({exc})",
@@ -53,9 +62,9 @@ def _accumulator(dtype: np.dtype) -> np.dtype:
 def _reduce_kernel(compute):
     def kernel(ins, attrs, ctx):
         x = ins["X"]
-        _, axes = reduce_shape(x.shape, _dims(attrs), attrs["keep_dim"], attrs["reduce_all"])
+        out_shape, axes = _out_shape(x.shape, attrs)
         out = compute(x, tuple(axes), attrs["keep_dim"])
-        return {"Out": np.asarray(out).astype(x.dtype, copy=False)}
+        return {"Out": np.asarray(out).astype(x.dtype, copy=False).reshape(out_shape)}
     return kernel
 
 
@@ -89,7 +98,7 @@ X_GRAD, OUT_GRAD = grad_slot("X"), grad_slot("Out")
 def _kept_shape(op_type, x_shape, dout, attrs):
     """X's shape with the reduced axes set to 1, after checking ``Out@GRAD`` has Out's shape."""
     dims, reduce_all = _dims(attrs), attrs["reduce_all"]
-    out_shape, _ = reduce_shape(x_shape, dims, attrs["keep_dim"], reduce_all)
+    out_shape, _ = _out_shape(x_shape, attrs)
     if tuple(dout.shape) != tuple(out_shape):
         raise ShapeError(f"op `{op_type}`: input `{OUT_GRAD}` has shape {fmt_shape(dout.shape)}, expected "
                          f"{fmt_shape(out_shape)} (X of shape {fmt_shape(x_shape)} reduced over dim={dims}, "
@@ -157,12 +166,16 @@ for _type, (_compute, _allowed, _doc) in _REDUCTIONS.items():
     )
 
 
-# --- mean: the mean of every element, a 0-D tensor ------------------------------------------------
+# --- mean: the mean of every element, a 0-D tensor (shape [1] with rank1_result, as fluid 1.x) ---
 def _mean_infer(ctx):
     dtype = ctx.check_dtype("X", FLOATS)
-    ctx.set("Out", (), dtype)
+    ctx.set("Out", (1,) if ctx.attr("rank1_result") else (), dtype)
 
 
+def _mean_kernel(ins, attrs, ctx):
+    x = ins["X"]
+    out = np.asarray(np.mean(x, dtype=np.float64), dtype=x.dtype)
+    return {"Out": out.reshape(1) if attrs["rank1_result"] else out}
 
 
 def _mean_grad_kernel(ins, attrs, ctx):
@@ -186,10 +199,11 @@ register(
     "mean",
     inputs=["X"],
     outputs=["Out"],
+    attrs={"rank1_result": False},
     infer=_mean_infer,
-    kernel=lambda ins, attrs, ctx: {"Out": np.asarray(np.mean(ins["X"], dtype=np.float64), dtype=ins["X"].dtype)},
+    kernel=_mean_kernel,
     grad=Gradient(_mean_grad_kernel, attrs=False, like={X_GRAD: "X"}, no_need_buffer=["X"], buffers=True),
-    doc="Out = the mean of all elements of X (a 0-D tensor)",
+    doc="Out = the mean of all elements of X (a 0-D tensor; shape [1] with rank1_result)",
 )
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from ..core.errors import HeadraceError
 from . import data_parallel, fuse_elementwise_act, fuse_relu_depthwise_conv, inplace, memory_reuse, sync_batch_norm
 from . import validate_loaded  # noqa: F401  (installs Program.from_dict's validator)
+from . import fuse_all_reduce, fuse_optimizer
 
 # pass name -> the function that applies it
 PASSES = {
@@ -26,6 +27,8 @@ PASSES = {
     "all_reduce_mode_multi_devices_pass": data_parallel.apply_all_reduce,
     "reduce_mode_multi_devices_pass": data_parallel.apply_reduce,
     "fuse_broadcast_ops_pass": data_parallel.fuse_broadcasts,
+    "fuse_all_reduce_op_pass": fuse_all_reduce.apply,
+    "fuse_all_optimizer_ops_pass": fuse_optimizer.apply,
     "sequential_execution_pass": memory_reuse.apply_sequential,
     "buffer_shared_inplace_pass": inplace.apply,
     "memory_optimize_pass": memory_reuse.apply,
@@ -47,6 +50,7 @@ class PassContext:
     feeds: tuple = ()                # names fed at run time
     keep: frozenset = frozenset()    # names that must survive (fetch targets)
     log: list = field(default_factory=list)  # (pass name, message) notes, e.g. "fused 2 pairs"
+    fuse_grad_bytes: int = 0         # bucket size of fuse_all_reduce_ops (0: 32 MiB, the reference's)
 
 
 def lookup_pass(name: str):

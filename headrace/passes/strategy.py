@@ -81,6 +81,10 @@ _OPTIONS = {
                                                         "(no update hoisting)"),
     "remove_unnecessary_lock": (True, _check_bool, "accepted; no effect on the CPU"),
     "sync_batch_norm": (False, _check_bool, "batch_norm statistics over the global batch"),
+    "fuse_all_optimizer_ops": (False, _check_bool, "the sgd/momentum/adam updates of one optimizer run "
+                                                   "once over flat buffers (AllReduce mode)"),
+    "fuse_all_reduce_ops": (False, _check_bool, "gradients all-reduced in fused buckets, one collective "
+                                                "per bucket (AllReduce mode, several places)"),
 }
 
 
@@ -168,6 +172,10 @@ def pipeline(strategy: BuildStrategy, num_places: int) -> list:
     multi.append("reduce_mode_multi_devices_pass" if reduce_mode else "all_reduce_mode_multi_devices_pass")
     if reduce_mode and strategy.fuse_broadcast_ops:
         multi.append("fuse_broadcast_ops_pass")
+    if not reduce_mode and num_places > 1 and strategy.fuse_all_reduce_ops:
+        multi.append("fuse_all_reduce_op_pass")
+    if not reduce_mode and strategy.fuse_all_optimizer_ops:   # as the reference: AllReduce mode only
+        multi.append("fuse_all_optimizer_ops_pass")
     memory = []
     if strategy.enable_sequential_execution:
         memory.append("sequential_execution_pass")

@@ -13,6 +13,7 @@ import numpy as np
 from ..core import context, flags
 from ..core.errors import (DTypeError, FeedError, FetchError, ShapeError, UninitializedError, fmt_shape, is_wrapped,
                            where)
+from ..core.fetched import scalar_like
 from ..core.program import Program
 from ..core.variable import Variable
 from ..ops.registry import Meta
@@ -51,8 +52,9 @@ class Executor:
         _refresh_learning_rates(program, scope if scope is not None else global_scope())
         runner = getattr(program, "_run_with_executor", None)
         if runner is not None:  # CompiledProgram and friends
-            return runner(self, feed=feed, fetch_list=fetch_list, scope=scope,
-                          return_numpy=return_numpy, return_merged=return_merged)
+            results = runner(self, feed=feed, fetch_list=fetch_list, scope=scope,
+                             return_numpy=return_numpy, return_merged=return_merged)
+            return [scalar_like(r) for r in results] if return_numpy else results
         if not isinstance(program, Program):
             raise TypeError(f"Executor.run: program must be a Program, got {type(program).__name__}")
         scope = scope if scope is not None else global_scope()
@@ -70,7 +72,7 @@ class Executor:
                 raise mismatch from exc
             raise
         if return_numpy:
-            return results
+            return [scalar_like(r) for r in results]   # size-1 values also convert to scalars
         return [LoDTensor._untracked(r) for r in results]
 
     # --- plans -----------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ def _fold(fn, out_dtype=None):
         out = np.array(values, dtype=out_dtype or x.dtype).reshape(kept_shape)
         if attrs.get("keep_dim", False):
             out = out.reshape([1 if i in axes else d for i, d in enumerate(x.shape)])
+        if attrs.get("rank1_result", False) and out.ndim == 0:   # fluid 1.x: [1] instead of 0-D
+            out = out.reshape(1)
         return {"Out": out}
     return reference
 
@@ -87,12 +89,20 @@ CASES += [
     _case("reduce_sum", {"dim": [0]}, (1000, 3), "float32"),     # long float32 sums stay accurate
     _case("reduce_mean", {"dim": [0, 1]}, (3000, 2, 3), "float32"),
 ]
+RANK1_ATTRS = [{"reduce_all": True, "rank1_result": True}, {"dim": [0], "rank1_result": True},
+               {"dim": [1], "rank1_result": True}]   # the last keeps a dim: rank1_result changes nothing
+CASES += [_case(op, attrs, shape) for op in REFS for attrs, shape in zip(RANK1_ATTRS, [(2, 3), (7,), (2, 3)])]
 MEAN_CASES = [
     Case("mean", {"X": _data(shape, dtype)}, id=f"mean-{shape}-{dtype}",
          reference=lambda ins, attrs: {"Out": np.array(math.fsum(ins["X"].astype(float).ravel().tolist())
                                                        / ins["X"].size, dtype=ins["X"].dtype)},
          rtol=1e-6 if dtype == "float32" else 1e-13)
     for shape, dtype in [((3, 4), "float64"), ((2, 3, 4), "float32"), ((5,), "float64"), ((), "float64")]
+]
+MEAN_CASES += [
+    Case("mean", {"X": _data((3, 4), "float64")}, attrs={"rank1_result": True}, id="mean-rank1_result",
+         reference=lambda ins, attrs: {"Out": np.array([math.fsum(ins["X"].ravel().tolist()) / ins["X"].size])},
+         rtol=1e-13)
 ]
 ALL = CASES + MEAN_CASES
 
@@ -167,6 +177,8 @@ GRAD_CASES += [(op, shape, attrs) for op in REFS for shape, attrs in [
     ((), {"reduce_all": True}),                # 0-D input
     ((2, 3, 2, 2), {"dim": [1, 3]}),
     ((3, 1, 2), {"dim": [1]}),                 # reducing a size-1 axis: the identity
+    ((2, 3), {"reduce_all": True, "rank1_result": True}),   # fluid 1.x: Out of shape [1]
+    ((5,), {"dim": [0], "rank1_result": True}),
 ]]
 
 
@@ -178,6 +190,10 @@ def test_gradient(op, shape, attrs):
 @pytest.mark.parametrize("shape", [(3, 4), (2, 3, 4), (5,), (1,), ()])
 def test_mean_gradient(shape):
     check_grad("mean", {"X": _distinct(shape)})
+
+
+def test_mean_gradient_with_rank1_result():
+    check_grad("mean", {"X": _distinct((3, 4))}, {"rank1_result": True})
 
 
 @pytest.mark.parametrize("op,x,dim,want", [
