@@ -223,7 +223,8 @@ from .functional_conv import conv1d, conv1d_transpose, conv2d_transpose  # noqa:
 from .functional_inplace import (elu_, hardtanh_, leaky_relu_, relu_, softmax_, tanh_,  # noqa: E402,F401
                                  thresholded_relu_)
 from .functional_misc import (alpha_dropout, bilinear, channel_shuffle, dropout1d, dropout2d,  # noqa: E402,F401
-                              dropout3d, feature_alpha_dropout, fold, pixel_shuffle, pixel_unshuffle, unfold)
+                              dropout3d, feature_alpha_dropout, fold, pixel_shuffle, pixel_unshuffle,
+                              temporal_shift, unfold)
 from .functional_norm import group_norm, instance_norm, local_response_norm  # noqa: E402,F401
 from .functional_pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: E402,F401
                                  adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,

@@ -232,3 +232,29 @@ def fold(x, output_sizes, kernel_sizes, strides=1, paddings=0, dilations=1, name
                                                                                           key)},
                            {"strides": [sh, sw], "paddings": pads, "dilations": [dh, dw], "groups": channels,
                             "output_size": [height, width]}, out_slot="Output", name_key=key)
+
+
+def temporal_shift(x, seg_num, shift_ratio=0.25, name=None, data_format="NCHW"):
+    """Shift channels along time: x [N * seg_num, C, H, W]; channel c < C * r takes time step
+    t - 1, C * r <= c < 2 C * r takes t + 1 (zeros past either end), the others stay."""
+    if data_format not in ("NCHW", "NHWC"):
+        raise located(AttrError, f"temporal_shift(): data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+    if isinstance(seg_num, bool) or not isinstance(seg_num, numbers.Integral) or seg_num <= 0:
+        raise located(AttrError, f"temporal_shift(): seg_num must be a positive int, got {seg_num!r}")
+    if not 0 < shift_ratio <= 0.5:
+        raise located(AttrError, f"temporal_shift(): shift_ratio must be in (0, 0.5], got {shift_ratio!r}")
+    c, h, w = _image(x, data_format, "temporal_shift")
+    key = _key("temporal_shift", name)
+    xc = transpose(x, [0, 3, 1, 2]) if data_format == "NHWC" else x
+    steps = int(seg_num)
+    grid = reshape(xc, [-1, steps, c, h, w])
+    edge = apply_op_single("fill_any_like", {"X": apply_op_single(
+        "slice", {"Input": grid}, {"axes": [1], "starts": [0], "ends": [1]}, name_key=key)}, {"value": 0.0},
+        name_key=key)
+    padded = apply_op_single("concat", {"X": [edge, grid, edge]}, {"axis": 1}, name_key=key)
+    c1, c2 = int(c * shift_ratio), int(c * 2 * shift_ratio)
+    pieces = [apply_op_single("slice", {"Input": padded}, {"axes": [1, 2], "starts": [t0, lo], "ends": [t0 + steps, hi]},
+                              name_key=key)
+              for t0, lo, hi in ((0, 0, c1), (2, c1, c2), (1, c2, c)) if hi > lo]
+    out = reshape(apply_op_single("concat", {"X": pieces}, {"axis": 2}, name_key=key), [-1, c, h, w])
+    return transpose(out, [0, 2, 3, 1]) if data_format == "NHWC" else out
