@@ -74,7 +74,9 @@ def test_every_op_declaring_views_has_an_aliasing_rule():
     from headrace.memory import aliasing
     from headrace.ops.registry import _REGISTRY
 
-    assert aliasing.check_rules_cover(_REGISTRY.values()) == []
+    ours = [d for d in _REGISTRY.values() if getattr(d.kernel, "__module__", "").startswith("headrace.")]
+    assert len(ours) > 300      # (ops that tests register for themselves are not headrace's)
+    assert aliasing.check_rules_cover(ours) == []
 
 
 @pytest.mark.parametrize("name, batch", [("mlp", 1), ("mlp", 7), ("conv_bn", 3), ("transformer", 1)])
