@@ -248,14 +248,17 @@ def _gelu_grad_kernel(ins, attrs, ctx):
     x, dout = ins["X"], ins[DOUT]
     buf = ctx.buffer(DX, x.shape, x.dtype)
     if x.dtype == np.float32 and not attrs["approximate"]:
+        forward = ins.get("Out")
+        if forward is None:   # a program built without it (optional slot): the forward again, same bits
+            forward = _float64_chunks(_gelu32, np.empty(x.shape, x.dtype), x)
         out = np.empty(x.shape, x.dtype) if buf is None else buf
-        return {DX: _float64_chunks(_gelu32_grad_from_out, out, x, ins["Out"], dout)}
+        return {DX: _float64_chunks(_gelu32_grad_from_out, out, x, forward, dout)}
     return {DX: np.asarray(_gelu_grad(x, dout, attrs, buf))}
 
 
 register("gelu", inputs=["X"], outputs=["Out"], attrs={"approximate": False}, infer=_infer_unary(FLOATS),
          kernel=_unary_kernel(_gelu), inplace={"Out": "X"}, buffers=True,
-         grad=Gradient(_gelu_grad_kernel, inputs=("X",), outputs=("Out",), like={DX: "X"},
+         grad=Gradient(_gelu_grad_kernel, inputs=("X",), outputs=("Out",), optional=("Out",), like={DX: "X"},
                        inplace={DX: DOUT}, buffers=True),
          doc="Out = X * Phi(X) (Phi: standard normal CDF); approximate=True uses tanh")
 

@@ -88,3 +88,14 @@ def test_float32_gelu_in_place_across_chunks_and_on_views_is_bit_identical(op):
     assert got is own and np.array_equal(got, plain)
     transposed = {k: np.ascontiguousarray(v.T).T for k, v in reads.items()}
     assert np.array_equal(opdef.kernel(transposed, EXACT, context([out_slot]))[out_slot], plain)
+
+
+def test_float32_gelu_gradient_without_out_is_bit_identical():
+    """Out is an optional slot of gelu_grad (programs built without it still load and run): the
+    kernel then computes the forward again, which gives the same bits."""
+    x = _points(seed=8)
+    dout = np.random.default_rng(9).standard_normal(x.shape).astype(np.float32)
+    kernel = lookup("gelu_grad").kernel
+    with_out = kernel({"X": x, "Out": _gelu(x), DOUT: dout}, EXACT, context([DX]))[DX]
+    without = kernel({"X": x, DOUT: dout}, EXACT, context([DX]))[DX]
+    np.testing.assert_array_equal(without, with_out)
