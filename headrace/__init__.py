@@ -11,6 +11,7 @@ from . import eager  # noqa: F401  (installs the eager runner)
 from .core import names as _names  # noqa: F401
 from .core.context import disable_static, enable_static, in_dynamic_mode
 from .core.dtypes import bool_ as bool  # noqa: A001
+from .core.flags import get_flags, set_flags
 from .core.dtypes import float16, float32, float64, int8, int16, int32, int64, uint8
 from .core.random import get_cuda_rng_state, get_rng_state, seed, set_cuda_rng_state, set_rng_state
 from .eager import Tensor, enable_grad, is_grad_enabled, no_grad
@@ -24,6 +25,7 @@ from .runtime import CPUPlace, CUDAPinnedPlace, CUDAPlace, is_compiled_with_cuda
 from . import device, distributed, incubate, nn, optimizer, regularizer, static  # noqa: E402
 from . import amp, autograd  # noqa: E402  (issue 16: eager autograd and AMP names)
 from .autograd import grad  # noqa: E402
+from .framework import load, save  # noqa: E402  (saving and loading, issue 14)
 
 __version__ = "0.1.0"
 
@@ -43,9 +45,10 @@ __all__ = [
     "assign", "bool", "cast", "concat", "device", "disable_static", "distributed", "divide", "enable_grad",
     "enable_static", "exp", "incubate", "flatten", "float16", "float32", "float64", "full", "gaussian",
     "get_cuda_rng_state", "get_rng_state", "in_dynamic_mode", "int16", "int32", "int64", "int8",
-    "is_compiled_with_cuda", "is_grad_enabled", "log", "matmul", "max", "maximum", "mean", "min", "minimum",
+    "is_compiled_with_cuda", "is_grad_enabled", "load", "save", "log", "matmul", "max", "maximum", "mean", "min", "minimum",
     "multiply", "nn", "no_grad", "normal", "ones", "ones_like", "optimizer", "pow", "rand", "randn",
     "regularizer", "reshape", "scale", "seed", "set_cuda_rng_state", "set_rng_state", "split", "sqrt", "square", "squeeze",
     "static", "subtract", "sum", "tanh", "to_tensor", "transpose", "uint8", "uniform", "unsqueeze", "zeros",
     "zeros_like",
+    "get_flags", "set_flags",
 ]

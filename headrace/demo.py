@@ -7,12 +7,17 @@ downloaded.  The network is declared once as a static Program (conv -> batch nor
 max-pool -> fc with dropout -> fc); ``Adam.minimize`` appends the backward and the update ops;
 the Executor runs one training step per mini-batch.  Each epoch prints a progress bar, then the
 mean training loss and accuracy and the accuracy on a held-out quarter of the images, measured
-with a test clone of the program (dropout off, batch norm on its moving statistics).
+with a test clone of the program (dropout off, batch norm on its moving statistics).  At the end
+the trained model is saved as an inference model (``static.save_inference_model``) and a fresh
+Python process loads it (``static.load_inference_model``) and reports its test accuracy.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -49,9 +54,11 @@ def build(seed: int, learning_rate: float):
         h = F.dropout(h, p=0.2)
         logits = static.nn.fc(h, size=10)
         loss = paddle.mean(F.cross_entropy(logits, label, reduction="none"))
-        accuracy = static.accuracy(F.softmax(logits), label)
+        probs = F.softmax(logits)
+        accuracy = static.accuracy(probs, label)
         test_program = main.clone(for_test=True)
         paddle.optimizer.Adam(learning_rate=learning_rate).minimize(loss)
+    main.inference_io = (image, probs)   # what save_inference_model feeds and fetches
     return main, startup, test_program, loss, accuracy
 
 
@@ -76,9 +83,11 @@ def evaluate(exe, program, scope, data, loss, accuracy, batch_size=256):
     return sum(losses) / len(images), correct / len(images)
 
 
-def train(train_data, test_data, epochs: int, batch_size: int, seed: int, learning_rate: float) -> list:
+def train(train_data, test_data, epochs: int, batch_size: int, seed: int, learning_rate: float,
+          save_prefix: str | None = None) -> list:
     """Train on ``train_data`` ((images N x 1 x 8 x 8 float32, labels N x 1 int64)); print a bar
-    and one line per epoch; return ``[(mean loss, train accuracy, test accuracy)]`` per epoch."""
+    and one line per epoch; return ``[(mean loss, train accuracy, test accuracy)]`` per epoch.
+    With ``save_prefix`` the trained model is saved there as an inference model."""
     main_program, startup, test_program, loss, accuracy = build(seed, learning_rate)
     print(f"digits: {len(train_data[0])} training and {len(test_data[0])} test images of 8x8; "
           f"{len(main_program.global_block().ops)} ops per training step")
@@ -103,7 +112,32 @@ def train(train_data, test_data, epochs: int, batch_size: int, seed: int, learni
         _, test_acc = evaluate(exe, test_program, scope, test_data, loss, accuracy)
         history.append((loss_sum / seen, correct / seen, test_acc))
         print(f"  loss {loss_sum / seen:.4f}  train acc {correct / seen:.3f}  test acc {test_acc:.3f}")
+    if save_prefix is not None:
+        with static.scope_guard(scope):
+            image, probs = main_program.inference_io
+            static.save_inference_model(save_prefix, [image], [probs], exe, program=main_program)
     return history
+
+
+def evaluate_saved(model_prefix: str, data_path: str) -> float:
+    """Load the inference model ``train`` saved and return its accuracy on the saved test data."""
+    paddle.enable_static()
+    exe = static.Executor(paddle.CPUPlace())
+    program, feeds, fetches = static.load_inference_model(model_prefix, exe)
+    data = np.load(data_path)
+    probs = exe.run(program, feed={feeds[0]: data["images"]}, fetch_list=fetches)[0]
+    return float(np.mean(np.argmax(probs, axis=1) == data["labels"][:, 0]))
+
+
+def reload_in_fresh_process(model_prefix: str, test_data) -> str:
+    """Run ``evaluate_saved`` in a new Python process; return what it printed."""
+    data_path = model_prefix + "_test_data.npz"
+    np.savez(data_path, images=test_data[0], labels=test_data[1])
+    done = subprocess.run([sys.executable, "-m", "headrace.demo", "--evaluate-saved", model_prefix, data_path],
+                          capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"reloading the saved model failed:\n{done.stderr}")
+    return done.stdout.strip()
 
 
 def main(argv=None) -> int:
@@ -112,14 +146,22 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--learning-rate", type=float, default=0.005)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--evaluate-saved", nargs=2, metavar=("MODEL_PREFIX", "TEST_DATA"),
+                        help="load a saved model and print its accuracy on the test data (used by the demo)")
     args = parser.parse_args(argv)
+    if args.evaluate_saved:
+        print(f"reloaded in a fresh process: test acc {evaluate_saved(*args.evaluate_saved):.3f}")
+        return 0
     paddle.enable_static()  # the demo builds a static program (headrace starts in dygraph mode)
     train_data, test_data = load_digits_split(args.seed)
     started = time.perf_counter()
-    train(train_data, test_data, args.epochs, args.batch_size, args.seed, args.learning_rate)
-    elapsed = time.perf_counter() - started
-    print(f"trained {args.epochs} epochs in {elapsed:.1f} s; peak runtime memory "
-          f"{paddle.device.cpu.max_memory_allocated() / 2**20:.2f} MiB")
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = os.path.join(tmp, "digits")
+        train(train_data, test_data, args.epochs, args.batch_size, args.seed, args.learning_rate, prefix)
+        elapsed = time.perf_counter() - started
+        print(f"trained {args.epochs} epochs in {elapsed:.1f} s; peak runtime memory "
+              f"{paddle.device.cpu.max_memory_allocated() / 2**20:.2f} MiB; saved {prefix}.pdmodel/.pdiparams")
+        print(reload_in_fresh_process(prefix, test_data))
     return 0
 
 

@@ -32,3 +32,15 @@ def test_digits_split():
     assert x.shape[1:] == (1, 8, 8) and x.dtype == np.float32 and y.dtype == np.int64
     assert len(x) + len(tx) == 1797 and len(tx) == 449
     assert 0.0 <= x.min() and x.max() <= 1.0
+
+
+def test_saved_model_reloads_in_a_fresh_process(tmp_path):
+    """The demo saves its trained model; a new process loads it and gets the same test accuracy."""
+    rng = np.random.default_rng(1)
+    prototypes = rng.random((10, 1, 8, 8)).astype(np.float32)
+    test_data = _synthetic(96, rng, prototypes)
+    prefix = str(tmp_path / "digits")
+    history = demo.train(_synthetic(256, rng, prototypes), test_data, epochs=2, batch_size=64, seed=0,
+                         learning_rate=0.01, save_prefix=prefix)
+    line = demo.reload_in_fresh_process(prefix, test_data)
+    assert line == f"reloaded in a fresh process: test acc {history[-1][2]:.3f}"

@@ -17,6 +17,11 @@ def test_readme_python_blocks_run(capsys):
         exec(compile(code, str(README), "exec"), {})
     out = capsys.readouterr().out
     assert "(4, 2)" in out
+    assert "True True" in out   # the memory example: the estimate fits the budget and equals the measured peak
+    assert "['x'] (2, 3) ['dropout', 'mul', 'elementwise_add', 'softmax']" in out   # Saving and resuming
     # the LARS example (names count up across the blocks, which share one process)
     assert re.search(r"^0\.0794 \['LR_Scheduler', 'linear_\d+\.b_0_velocity_0', 'linear_\d+\.w_0_velocity_0'\]$",
                      out, flags=re.M), out
+    # the NaN/Inf check mode example (Reliability section)
+    assert re.search(r"^FLAGS_check_nan_inf: op `log` \(built at \S*README\.md:\d+\): output `Out` \(log_\d+\.tmp_0\) "
+                     r"has 0 NaN and 1 Inf of 2 values; its inputs were all finite", out, flags=re.M), out

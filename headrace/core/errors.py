@@ -127,6 +127,16 @@ def wrap_kernel_error(exc: BaseException, op_type: str, callsite, detail: str = 
     return wrapped
 
 
+class ProgramError(HeadraceError, ValueError):
+    """A Program (built, transformed or loaded from a description) breaks an invariant; the
+    message names the block, the op or variable index and the field."""
+
+
+class CheckpointError(HeadraceError, ValueError):
+    """A saved file cannot be loaded: corrupt (checksum), truncated, of an unknown format, unsafe
+    (a pickle that would run code), or its values do not fit the variables they restore."""
+
+
 class DeviceError(HeadraceError, RuntimeError):
     """The requested device is not available in this build."""
 
@@ -145,3 +155,26 @@ def fmt_shape(shape) -> str:
     if shape is None:
         return "<unknown>"
     return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+class NonFiniteError(HeadraceError, FloatingPointError):
+    """``FLAGS_check_nan_inf``: an op produced a NaN or an Inf (the message names the op, the
+    output, the line that built the op and whether its inputs were already non-finite)."""
+
+    headrace_op = None
+
+
+class NonFiniteWarning(RuntimeWarning):
+    """``FLAGS_check_nan_inf`` at level 1: an op produced a NaN or an Inf (the run goes on)."""
+
+
+class ArgTypeError(HeadraceError, TypeError):
+    """A layer, functional or optimizer argument has the wrong type."""
+
+
+def located(cls, message: str) -> BaseException:
+    """``cls(message)`` naming the user's line that called the layer: ``... (at train.py:12)``
+    (for argument checks made before any op exists to carry its callsite)."""
+    from .callsite import user_callsite
+
+    return cls(f"{message} (at {short(user_callsite())})")

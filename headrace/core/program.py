@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import contextlib
 
-from . import roles
+from . import program_format, roles
 from .callsite import user_callsite
+from .errors import ProgramError
 from .operator import Operator, attr_from_json, op_checker
 from .random import Generator
 from .variable import Parameter, Variable, normalize_shape
@@ -279,7 +280,7 @@ class Program:
         spec = self.to_dict()
         if for_test:
             spec = _inference_spec(spec)
-        program = Program.from_dict(spec)
+        program = Program.from_dict(spec, validate=False)
         program._is_test = for_test
         program._lineage = self._lineage
         if not for_test:   # shared, so a later set_lr or schedule reaches the clone too
@@ -291,7 +292,7 @@ class Program:
         The optimizer's learning-rate sources (``_lr_schedulers``: Python schedule objects) are
         not part of it; ``clone()`` carries them over."""
         return {
-            "version": 1,
+            "version": program_format.FORMAT_VERSION,
             "random_seed": self._random_seed,
             "strict_order": self.strict_order,
             "blocks": [
@@ -306,9 +307,15 @@ class Program:
         }
 
     @classmethod
-    def from_dict(cls, spec: dict) -> "Program":
-        from . import variable as variable_module
-
+    def from_dict(cls, spec: dict, validate: bool = True) -> "Program":
+        """Build a Program from ``to_dict()``'s description.  With ``validate`` (the default) the
+        description is checked first (``core/program_format.py``: its format version, fields and
+        value types) and the built program after (op types, attributes, variables defined before
+        use: the validator ``headrace.passes.verify`` installs); any fault is a ``ProgramError``
+        naming the block, the op or variable index and the field.  ``clone()`` skips the checks:
+        its description comes from a live program."""
+        if validate:
+            program_format.check_spec(spec)
         program = cls()
         program._random_seed = int(spec.get("random_seed", 0))
         program.strict_order = bool(spec.get("strict_order", False))
@@ -316,27 +323,20 @@ class Program:
         for bspec in spec["blocks"]:
             block = Block(program, bspec["idx"], bspec["parent_idx"])
             program.blocks.append(block)
-            for vspec in bspec["vars"]:
-                vspec = dict(vspec)
-                pspec = vspec.pop("parameter", None)
-                if pspec is not None:
-                    reg = pspec.get("regularizer")
-                    if reg is not None:
-                        if variable_module.regularizer_from_spec is None:
-                            raise ValueError(f"cannot restore the regularizer of {vspec['name']!r}")
-                        reg = variable_module.regularizer_from_spec(reg)
-                    var = Parameter(block, vspec.pop("name"), vspec.pop("shape"), vspec.pop("dtype"),
-                                    trainable=pspec["trainable"], optimize_attr=pspec["optimize_attr"],
-                                    regularizer=reg, do_model_average=pspec["do_model_average"],
-                                    need_clip=pspec["need_clip"], **_without(vspec, "stop_gradient"))
-                    var.stop_gradient = vspec.get("stop_gradient", var.stop_gradient)
-                else:
-                    var = Variable(block, vspec.pop("name"), **vspec)
+            for i, vspec in enumerate(bspec["vars"]):
+                try:
+                    var = _var_from_spec(block, dict(vspec))
+                except (TypeError, ValueError, KeyError, AttributeError) as exc:
+                    raise ProgramError(f"program description, block {block.idx} variable {i} "
+                                       f"({vspec.get('name')!r}): {exc}") from exc
                 block.vars[var.name] = var
             for ospec in bspec["ops"]:
                 attrs = {k: attr_from_json(v) for k, v in ospec["attrs"].items()}
                 block.ops.append(Operator(block, ospec["type"], ospec["inputs"], ospec["outputs"],
                                           attrs, ospec.get("callsite")))
+        validator = program_format.program_validator()
+        if validate and validator is not None:
+            validator(program)
         program._bump()
         return program
 
@@ -350,6 +350,25 @@ class Program:
     def __repr__(self):
         n_ops = sum(len(b.ops) for b in self.blocks)
         return f"<Program blocks={len(self.blocks)} ops={n_ops} version={self._version}>"
+
+
+def _var_from_spec(block, vspec: dict) -> Variable:
+    from . import variable as variable_module
+
+    pspec = vspec.pop("parameter", None)
+    if pspec is None:
+        return Variable(block, vspec.pop("name"), **vspec)
+    reg = pspec.get("regularizer")
+    if reg is not None:
+        if variable_module.regularizer_from_spec is None:
+            raise ValueError(f"cannot restore the regularizer of {vspec['name']!r}")
+        reg = variable_module.regularizer_from_spec(reg)
+    var = Parameter(block, vspec.pop("name"), vspec.pop("shape"), vspec.pop("dtype"),
+                    trainable=pspec["trainable"], optimize_attr=pspec["optimize_attr"],
+                    regularizer=reg, do_model_average=pspec.get("do_model_average"),
+                    need_clip=pspec["need_clip"], **_without(vspec, "stop_gradient"))
+    var.stop_gradient = vspec.get("stop_gradient", var.stop_gradient)
+    return var
 
 
 def _without(mapping: dict, *keys) -> dict:

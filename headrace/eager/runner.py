@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import flags
 from ..core.callsite import user_callsite
 from ..core.errors import HeadraceError, SlotError, where
 from ..core.names import EMPTY_VAR_NAME, grad_name
@@ -124,7 +125,7 @@ def _step(op_type, opdef, attrs, inputs, given, wanted, inferred):
     (a Tensor passed as an output that is also an input keeps one name, as a static variable
     would) and ``expect`` gives each output's ``(shape, dtype)`` from ``infer``."""
     if not CHECK_KERNELS and not opdef.random:   # the attributes are passed to each call
-        key = (op_type, tuple(wanted))
+        key = (op_type, tuple(wanted), flags.nan_inf_level())
         step = _STEPS.get(key)
         if step is None:
             step = _STEPS[key] = Step(opdef, op_type, user_callsite, None, None, None,

@@ -202,10 +202,17 @@ class Tensor:
 
     # --- data ----------------------------------------------------------------------------------
     def set_value(self, value) -> None:
-        """Replace the data (same shape and dtype), e.g. to load weights."""
+        """Replace the data (same shape and dtype), e.g. to load weights.  An ndarray or Tensor of
+        another dtype is an error (as the reference's); Python numbers and lists are converted."""
+        from ..core.errors import DTypeError, ShapeError
+
+        typed = isinstance(value, (Tensor, np.ndarray, np.generic))
         value = np.asarray(value._value if isinstance(value, Tensor) else value)
         if value.shape != self._value.shape:
-            raise ValueError(f"set_value: tensor {self.name!r} has shape {self.shape}, got {list(value.shape)}")
+            raise ShapeError(f"set_value: tensor {self.name!r} has shape {self.shape}, got {list(value.shape)}")
+        if typed and value.dtype != self._value.dtype:
+            raise DTypeError(f"set_value: tensor {self.name!r} has dtype {self._value.dtype}, got {value.dtype}; "
+                             f"convert it first (value.astype('{self._value.dtype}'))")
         self._value = value.astype(self._value.dtype, copy=True)
 
 

@@ -8,6 +8,7 @@ from ..core.context import prefer_static_default as _prefer_static_default
 from ..core import names as unique_name
 from ..core.context import (default_main_program, default_startup_program, name_scope, program_guard)
 from ..core.program import Program
+from ..core.flags import get_flags, set_flags  # noqa: F401  (fluid.set_flags as in 1.8)
 from ..core.variable import Parameter, Variable
 from ..nn import initializer
 from ..nn.param_attr import ParamAttr
@@ -15,6 +16,7 @@ from ..nn.static_layers import data
 from ..runtime import CPUPlace, CUDAPinnedPlace, CUDAPlace, Executor, Scope, global_scope, scope_guard
 from .backward import gradients
 from . import backward, clip, core, dygraph, framework, layers, optimizer, regularizer
+from . import io  # noqa: E402  (saving and loading, issue 14)
 from .dygraph import Embedding, Linear
 # fluid.compiler names (issue 22)
 from . import compiler
@@ -27,7 +29,7 @@ from .input import embedding
 
 _prefer_static_default()
 
-__all__ = ["Layer", "embedding", "input", "nets", "BuildStrategy", "CompiledProgram", "ExecutionStrategy", "compiler", "is_compiled_with_cuda", "Embedding", "Linear", "clip", "dygraph", "backward", "regularizer", "gradients", "optimizer", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Executor", "ParamAttr", "Parameter", "Program",
+__all__ = ["io", "Layer", "embedding", "input", "nets", "BuildStrategy", "CompiledProgram", "ExecutionStrategy", "compiler", "is_compiled_with_cuda", "Embedding", "Linear", "clip", "dygraph", "backward", "regularizer", "gradients", "optimizer", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Executor", "ParamAttr", "Parameter", "Program",
            "Scope", "Variable", "core", "data", "default_main_program", "default_startup_program",
            "framework", "global_scope", "initializer", "layers", "name_scope", "program_guard",
            "scope_guard", "unique_name"]

@@ -3,6 +3,7 @@ from ..nn import functional as _F
 from ..nn import static_layers as _S
 from ..nn import tensor as _T
 from ..ops.apply import apply_op_single as _apply
+from ..core.errors import AttrError, located
 
 
 def data(name, shape, append_batch_size=True, dtype="float32", lod_level=0, type=None, stop_gradient=True):
@@ -138,7 +139,7 @@ def flatten(x, axis=1, name=None):
     """1.x flatten: a 2-D result [prod(dims[:axis]), prod(dims[axis:])]."""
     rank = len(x.shape)
     if not 0 <= axis <= rank:
-        raise ValueError(f"flatten(): axis must be in [0, {rank}], got {axis}")
+        raise located(AttrError, f"flatten(): axis must be in [0, {rank}], got {axis}")
     if axis == 0:
         return _T.reshape(_T.flatten(x, 0, rank - 1) if rank else x, [1, -1], name)
     head = _T.flatten(x, 0, axis - 1) if axis > 1 else x

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.errors import FeedError, HeadraceError
+from ..core.names import RECOMPUTE_MARK
 from ..core.program import Program
 from ..ops.registry import InferContext, Meta
 from ..runtime.plan import build_plan
@@ -86,6 +87,7 @@ class MemoryEstimate:
     flops: list = field(default_factory=list)      # per op, at the estimated shapes (flops.py)
     var_bytes: dict = field(default_factory=dict)  # variable -> bytes of the value an op gave it
     peak_at: int = 0                               # the allocation that reached the peak (its number)
+    recomputed: list = field(default_factory=list)  # per op: a forward copy inserted by recompute
 
     def __repr__(self):
         return (f"MemoryEstimate(peak_bytes={self.peak_bytes}, peak_op={self.peak_op}, "
@@ -344,7 +346,8 @@ class _Simulation:
         ops = [s.op for s in plan.steps]
         return MemoryEstimate(tracker.peak, peak_op, at_peak, persistable_bytes, profile,
                               [op.type for op in ops], [op.attrs.get("op_role", 0) for op in ops],
-                              self.flops, self.var_bytes, tracker.peak_at)
+                              self.flops, self.var_bytes, tracker.peak_at,
+                              [any(RECOMPUTE_MARK in n for n in op.output_arg_names) for op in ops])
 
     def _step(self, step):
         env, tracker, persist = self.env, self.tracker, self.plan.persistables

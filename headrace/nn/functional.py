@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..core.errors import ShapeError, fmt_shape
+from ..core.errors import ArgTypeError, AttrError, ShapeError, fmt_shape, located
 from ..ops.apply import apply_op, apply_op_single
 from .static_layers import padding_index
 from .tensor import _key, cast, unsqueeze
@@ -37,6 +37,8 @@ def gelu(x, approximate=False, name=None):
 
 
 def leaky_relu(x, negative_slope=0.01, name=None):
+    if not isinstance(negative_slope, numbers.Real):
+        raise located(ArgTypeError, f"leaky_relu(): negative_slope must be a number, got {negative_slope!r}")
     return _unary("leaky_relu", x, name, alpha=float(negative_slope))
 
 
@@ -71,13 +73,13 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
     """Zero each element with probability ``p``. ``mode`` is 'upscale_in_train' (scale kept values
     by 1/(1-p) in training) or 'downscale_in_infer' (scale by 1-p at inference)."""
     if axis is not None:
-        raise ValueError("dropout(): the axis argument (structured dropout) is not supported; use axis=None")
+        raise located(AttrError, "dropout(): the axis argument (structured dropout) is not supported; use axis=None")
     if not isinstance(p, numbers.Real) or not 0 <= p <= 1:
-        raise ValueError(f"dropout(): p must be a number in [0, 1], got {p!r}")
+        raise located(AttrError, f"dropout(): p must be a number in [0, 1], got {p!r}")
     implementation = {"upscale_in_train": "upscale_in_train", "downscale_in_infer": "downgrade_in_infer",
                       "downgrade_in_infer": "downgrade_in_infer"}.get(mode)
     if implementation is None:
-        raise ValueError(f"dropout(): mode must be 'upscale_in_train' or 'downscale_in_infer', got {mode!r}")
+        raise located(AttrError, f"dropout(): mode must be 'upscale_in_train' or 'downscale_in_infer', got {mode!r}")
     attrs = {"dropout_prob": float(p), "is_test": not training, "dropout_implementation": implementation,
              "fix_seed": seed is not None, "seed": int(seed or 0)}
     return apply_op("dropout", {"X": x}, attrs, name_key=_key("dropout", name))["Out"][0]
@@ -109,9 +111,9 @@ def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean"
     ``ignore_index``, as in the reference.
     """
     if weight is not None:
-        raise ValueError("cross_entropy(): per-class `weight` is not supported yet; pass weight=None")
+        raise located(AttrError, "cross_entropy(): per-class `weight` is not supported yet; pass weight=None")
     if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"cross_entropy(): reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        raise located(AttrError, f"cross_entropy(): reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     rank = len(input.shape)
     if not soft_label and len(label.shape) == rank - 1:
         label = unsqueeze(label, [axis if axis >= 0 else rank + axis])
@@ -160,7 +162,7 @@ def _pool_pair(value, what):
         return [int(value)] * 2
     value = [int(v) for v in value]
     if len(value) != 2:
-        raise ValueError(f"pool2d(): {what} must be an int or a pair, got {value}")
+        raise located(AttrError, f"pool2d(): {what} must be an int or a pair, got {value}")
     return value
 
 
@@ -168,11 +170,11 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, 
            use_cudnn=True, ceil_mode=False, name=None, exclusive=True, data_format="NCHW"):
     """``fluid.layers.pool2d``: max or average pooling over H and W."""
     if pool_type not in ("max", "avg"):
-        raise ValueError(f"pool2d(): pool_type must be 'max' or 'avg', got {pool_type!r}")
+        raise located(AttrError, f"pool2d(): pool_type must be 'max' or 'avg', got {pool_type!r}")
     if len(input.shape) != 4:
-        raise ShapeError(f"pool2d(): input must be 4-D, got {fmt_shape(input.shape)}")
+        raise located(ShapeError, f"pool2d(): input must be 4-D, got {fmt_shape(input.shape)}")
     if not global_pooling and pool_size == -1:
-        raise ValueError("pool2d(): give pool_size, or set global_pooling=True")
+        raise located(AttrError, "pool2d(): give pool_size, or set global_pooling=True")
     ksize = [1, 1] if global_pooling else _pool_pair(pool_size, "pool_size")
     if isinstance(pool_padding, str):
         paddings, algorithm = [0, 0], pool_padding.upper()
@@ -220,9 +222,9 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data
     from .static_layers import _conv_padding, _pair
 
     if data_format not in ("NCHW", "NHWC"):
-        raise ValueError(f"conv2d(): data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+        raise located(AttrError, f"conv2d(): data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
     if len(x.shape) != 4:
-        raise ShapeError(f"conv2d(): input must be 4-D, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"conv2d(): input must be 4-D, got {fmt_shape(x.shape)}")
     channels = x.shape[1] if data_format == "NCHW" else x.shape[3]
     groups = int(groups)
     paddings, algorithm = _conv_padding(padding)
@@ -245,7 +247,7 @@ def batch_norm(x, running_mean, running_var, weight, bias, training=False, momen
     layout = {"NC": "NCHW", "NCL": "NCHW", "NCHW": "NCHW", "NCDHW": "NCHW", "NHWC": "NHWC",
               "NLC": "NHWC", "NDHWC": "NHWC"}.get(data_format)
     if layout is None:
-        raise ValueError(f"batch_norm(): unsupported data_format {data_format!r}")
+        raise located(AttrError, f"batch_norm(): unsupported data_format {data_format!r}")
     global_stats = bool(use_global_stats) if use_global_stats is not None else False
     outs = apply_op("batch_norm", {"X": x, "Scale": weight, "Bias": bias, "Mean": running_mean,
                                    "Variance": running_var},
@@ -261,7 +263,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-05, name=
     shape = [int(normalized_shape)] if isinstance(normalized_shape, numbers.Integral) else list(normalized_shape)
     rank = len(x.shape)
     if not 0 < len(shape) < rank + 1 or list(x.shape[rank - len(shape):]) != shape:
-        raise ShapeError(f"layer_norm(): normalized_shape {shape} must be the trailing dims of the input "
+        raise located(ShapeError, f"layer_norm(): normalized_shape {shape} must be the trailing dims of the input "
                          f"{fmt_shape(x.shape)}")
     ins = {"X": x}
     if weight is not None:

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..core.dtypes import convert_dtype
+from ..core.errors import AttrError, located
 
 
 def compute_fans(shape) -> tuple:
@@ -58,7 +59,7 @@ class Uniform(Initializer):
 
     def __init__(self, low=-1.0, high=1.0, seed=0, name=None):
         if low >= high:
-            raise ValueError(f"Uniform initializer needs low < high, got low={low}, high={high}")
+            raise located(AttrError, f"Uniform initializer needs low < high, got low={low}, high={high}")
         self.low, self.high, self.seed = float(low), float(high), int(seed)
 
     def init(self, var, block):
@@ -72,7 +73,7 @@ class Normal(Initializer):
         self.mean = float(loc if loc is not None else mean)
         self.std = float(scale if scale is not None else std)
         if self.std < 0:
-            raise ValueError(f"Normal initializer needs std >= 0, got {self.std}")
+            raise located(AttrError, f"Normal initializer needs std >= 0, got {self.std}")
         self.seed = int(seed)
 
     def init(self, var, block):
@@ -123,7 +124,7 @@ def _kaiming_gain(nonlinearity: str, negative_slope: float) -> float:
         return 1.0
     if nonlinearity == "tanh":
         return 5.0 / 3
-    raise ValueError(f"unsupported nonlinearity {nonlinearity!r} for Kaiming/MSRA initialization")
+    raise located(AttrError, f"unsupported nonlinearity {nonlinearity!r} for Kaiming/MSRA initialization")
 
 
 class MSRAInitializer(Initializer):
@@ -160,7 +161,7 @@ class Assign(Initializer):
 
     def init(self, var, block):
         if tuple(self.value.shape) != tuple(var.shape):
-            raise ValueError(f"Assign initializer for {var.name!r}: value has shape {list(self.value.shape)}, "
+            raise located(AttrError, f"Assign initializer for {var.name!r}: value has shape {list(self.value.shape)}, "
                              f"the parameter has shape {list(var.shape)}")
         values = self.value.astype(convert_dtype(var.dtype).numpy).ravel().tolist()
         return self._append(block, "assign_value", var, {"values": values})

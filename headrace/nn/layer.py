@@ -20,6 +20,7 @@ from ..core.variable import Parameter as StaticParameter
 from ..eager.tape import no_grad
 from ..eager.tensor import Parameter as EagerParameter
 from ..eager.tensor import Tensor
+from ..runtime.scope import global_scope
 from ..ops.apply import apply_op
 from . import static_layers
 
@@ -224,18 +225,15 @@ class Layer:
             own = collections.OrderedDict((t.name, t) for t in own.values())
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
+        pairs = []
         for key, target in own.items():
-            if key not in state_dict:
-                continue
-            value = state_dict[key]
-            value = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
-            if not isinstance(target, Tensor):
-                raise TypeError(f"set_state_dict: {key!r} is a static Parameter; load static weights "
-                                "into the Scope (e.g. with paddle.static.load) instead")
-            if list(value.shape) != target.shape:
-                raise ValueError(f"set_state_dict: {key!r} has shape {target.shape}, the value has shape "
-                                 f"{list(value.shape)}")
-            target.set_value(value)
+            if key in state_dict:
+                pairs.append((key, target, _state_value(key, target, state_dict[key])))
+        for key, target, value in pairs:    # every value checked before any is set
+            if isinstance(target, Tensor):
+                target.set_value(value)
+            else:                           # a static Parameter: its value lives in the global scope
+                global_scope()._set_array(target.name, np.array(value, copy=True))
         return missing, unexpected
 
     set_dict = set_state_dict
@@ -250,3 +248,18 @@ class Layer:
             body = repr(layer).replace("\n", "\n  ")
             lines.append(f"  ({key}): {body}")
         return "\n".join(lines) + ")" if len(lines) > 1 else lines[0] + ")"
+
+
+def _state_value(key, target, value) -> np.ndarray:
+    """``value`` as an array, checked against ``target``'s shape and dtype."""
+    from ..core.errors import DTypeError, ShapeError
+
+    value = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+    shape = target.shape
+    if list(value.shape) != list(shape):
+        raise ShapeError(f"set_state_dict: {key!r} ({target.name}) has shape {list(shape)}, the value has shape "
+                         f"{list(value.shape)}")
+    if convert_dtype(value.dtype) != convert_dtype(target.dtype):
+        raise DTypeError(f"set_state_dict: {key!r} ({target.name}) has dtype {target.dtype}, the value has dtype "
+                         f"{value.dtype}")
+    return value

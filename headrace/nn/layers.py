@@ -16,15 +16,18 @@ from . import functional as F
 from .initializer import Constant, Normal
 from .layer import Layer
 from .param_attr import ParamAttr
+from ..core.errors import ArgTypeError, AttrError, located
 
 
-def _pair(value, what, layer):
-    if isinstance(value, numbers.Integral):
-        return [int(value)] * 2
-    value = [int(v) for v in value]
-    if len(value) != 2:
-        raise ValueError(f"{layer}: {what} must be an int or a pair, got {value}")
-    return value
+def _pair(value, what, layer, minimum=1):
+    """An int or a pair of ints, each >= ``minimum``."""
+    pair = [value, value] if isinstance(value, numbers.Integral) else \
+        list(value) if isinstance(value, (list, tuple)) else None
+    if pair is None or len(pair) != 2 or not all(isinstance(v, numbers.Integral) for v in pair):
+        raise located(AttrError, f"{layer}: {what} must be an int or a pair of ints, got {value!r}")
+    if min(pair) < minimum:
+        raise located(AttrError, f"{layer}: {what} must be >= {minimum}, got {value!r}")
+    return [int(v) for v in pair]
 
 
 class Linear(Layer):
@@ -34,7 +37,7 @@ class Linear(Layer):
         super().__init__()
         for arg, value in (("in_features", in_features), ("out_features", out_features)):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-                raise ValueError(f"Linear: {arg} must be a positive int, got {value!r}")
+                raise located(AttrError, f"Linear: {arg} must be a positive int, got {value!r}")
         self._in_features, self._out_features = int(in_features), int(out_features)
         self.weight = self.create_parameter([self._in_features, self._out_features], weight_attr)
         self.bias = (None if ParamAttr.to_attr(bias_attr) is False else
@@ -91,7 +94,7 @@ class Dropout(Layer):
     def __init__(self, p=0.5, axis=None, mode="upscale_in_train", name=None):
         super().__init__()
         if not isinstance(p, numbers.Real) or not 0 <= p <= 1:
-            raise ValueError(f"Dropout: p must be a number in [0, 1], got {p!r}")
+            raise located(AttrError, f"Dropout: p must be a number in [0, 1], got {p!r}")
         self.p, self.axis, self.mode, self._name = p, axis, mode, name
 
     def forward(self, x):
@@ -109,7 +112,7 @@ def _activation(class_name, func, **defaults):
             params[key] = value
         unknown = set(kwargs) - set(defaults)
         if unknown:
-            raise TypeError(f"{class_name}() got unexpected keyword arguments {sorted(unknown)}")
+            raise located(ArgTypeError, f"{class_name}() got unexpected keyword arguments {sorted(unknown)}")
         params.update(kwargs)
         self._params = params
         self._name = name
@@ -136,7 +139,7 @@ class Embedding(Layer):
                  name=None):
         super().__init__()
         if num_embeddings <= 0 or embedding_dim <= 0:
-            raise ValueError(f"Embedding: sizes must be positive, got [{num_embeddings}, {embedding_dim}]")
+            raise located(AttrError, f"Embedding: sizes must be positive, got [{num_embeddings}, {embedding_dim}]")
         self._num_embeddings, self._embedding_dim = int(num_embeddings), int(embedding_dim)
         self._padding_idx, self._sparse, self._name = padding_idx, sparse, name
         self.weight = self.create_parameter([self._num_embeddings, self._embedding_dim], weight_attr)
@@ -152,9 +155,18 @@ class Conv2D(Layer):
                  padding_mode="zeros", weight_attr=None, bias_attr=None, data_format="NCHW"):
         super().__init__()
         if padding_mode != "zeros":
-            raise ValueError(f"Conv2D: only padding_mode='zeros' is supported, got {padding_mode!r}")
-        if groups <= 0 or in_channels % groups or out_channels % groups:
-            raise ValueError(f"Conv2D: in_channels ({in_channels}) and out_channels ({out_channels}) must be "
+            raise located(AttrError, f"Conv2D: only padding_mode='zeros' is supported, got {padding_mode!r}")
+        for arg, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
+            if not isinstance(value, numbers.Integral) or value <= 0:
+                raise located(AttrError, f"Conv2D: {arg} must be a positive int, got {value!r}")
+        _pair(stride, "stride", "Conv2D")
+        _pair(dilation, "dilation", "Conv2D")
+        if isinstance(padding, (numbers.Integral, list, tuple)) and not isinstance(padding, str):
+            pads = [padding] if isinstance(padding, numbers.Integral) else list(padding)
+            if not all(isinstance(p, numbers.Integral) and p >= 0 for p in pads):
+                raise located(AttrError, f"Conv2D: padding must be ints >= 0, got {padding!r}")
+        if in_channels % groups or out_channels % groups:
+            raise located(AttrError, f"Conv2D: in_channels ({in_channels}) and out_channels ({out_channels}) must be "
                              f"divisible by groups ({groups})")
         kh, kw = _pair(kernel_size, "kernel_size", "Conv2D")
         self._stride, self._padding, self._dilation = stride, padding, dilation

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .initializer import Initializer
+from ..core.errors import ArgTypeError, AttrError, located
 
 
 class ParamAttr:
@@ -11,11 +12,11 @@ class ParamAttr:
     def __init__(self, name=None, initializer=None, learning_rate=1.0, regularizer=None,
                  trainable=True, do_model_average=True, need_clip=True):
         if name is not None and not isinstance(name, str):
-            raise TypeError(f"ParamAttr name must be a str, got {type(name).__name__}")
+            raise located(ArgTypeError, f"ParamAttr name must be a str, got {type(name).__name__}")
         if initializer is not None and not isinstance(initializer, Initializer):
-            raise TypeError(f"ParamAttr initializer must be an Initializer, got {type(initializer).__name__}")
+            raise located(ArgTypeError, f"ParamAttr initializer must be an Initializer, got {type(initializer).__name__}")
         if not isinstance(learning_rate, (int, float)) or learning_rate < 0:
-            raise ValueError(f"ParamAttr learning_rate must be a number >= 0, got {learning_rate!r}")
+            raise located(AttrError, f"ParamAttr learning_rate must be a number >= 0, got {learning_rate!r}")
         self.name = name
         self.initializer = initializer
         self.learning_rate = float(learning_rate)
@@ -43,7 +44,7 @@ class ParamAttr:
             return ParamAttr(initializer=arg)
         if arg is True:
             return ParamAttr()
-        raise TypeError(f"expected ParamAttr, str, Initializer, None or False, got {type(arg).__name__}")
+        raise located(ArgTypeError, f"expected ParamAttr, str, Initializer, None or False, got {type(arg).__name__}")
 
     def __repr__(self):
         return (f"ParamAttr(name={self.name!r}, initializer={self.initializer!r}, "

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core import context, names
 from ..core.dtypes import convert_dtype
-from ..core.errors import ShapeError, fmt_shape
+from ..core.errors import ArgTypeError, AttrError, ShapeError, fmt_shape, located
 from ..core.variable import Variable
 from ..eager.tensor import Tensor
 from ..ops.apply import apply_op, apply_op_single
@@ -27,7 +27,7 @@ def _static_only(layer: str) -> None:
 
 def _check_variable(value, arg: str, layer: str) -> None:
     if not isinstance(value, Variable):
-        raise TypeError(f"{layer}(): `{arg}` must be a Variable, got {type(value).__name__}")
+        raise located(ArgTypeError, f"{layer}(): `{arg}` must be a Variable, got {type(value).__name__}")
 
 
 # --- data --------------------------------------------------------------------------------------
@@ -35,9 +35,9 @@ def data(name: str, shape, dtype=None, lod_level: int = 0) -> Variable:
     """A feed variable: ``None``/-1 dims are given at run time (``static.data``/``fluid.data``)."""
     _static_only("data")
     if not isinstance(name, str) or not name:
-        raise TypeError(f"data(): name must be a non-empty str, got {name!r}")
+        raise located(ArgTypeError, f"data(): name must be a non-empty str, got {name!r}")
     if not isinstance(shape, (list, tuple)):
-        raise TypeError(f"data(): shape must be a list or tuple, got {type(shape).__name__}")
+        raise located(ArgTypeError, f"data(): shape must be a list or tuple, got {type(shape).__name__}")
     dtype = convert_dtype(dtype if dtype is not None else "float32")
     block = context.default_main_program().global_block()
     if block.has_var(name):
@@ -51,13 +51,13 @@ def _declared_again(var, shape, dtype, lod_level) -> Variable:
     and lod_level match (a fluid script declaring its inputs twice), and refuses a mismatch."""
     want = tuple(-1 if d is None else int(d) for d in shape)
     if not var.is_data:
-        raise ValueError(f"data(): the program already has a variable named {var.name!r} that is not a data "
-                         f"variable (declared with shape {fmt_shape(var.shape)})")
+        raise located(AttrError, f"data(): the program already has a variable named {var.name!r} that is not "
+                                 f"a data variable (declared with shape {fmt_shape(var.shape)})")
     for what, old, new in (("shape", fmt_shape(var.shape), fmt_shape(want)), ("dtype", str(var.dtype), str(dtype)),
                            ("lod_level", var.lod_level, lod_level)):
         if old != new:
-            raise ValueError(f"data(): variable {var.name!r} has been declared before with {what} {old}; "
-                             f"declared again with {what} {new}: they do not match")
+            raise located(AttrError, f"data(): variable {var.name!r} has been declared before with {what} {old}; "
+                                     f"declared again with {what} {new}: they do not match")
     return var
 
 
@@ -80,10 +80,10 @@ def parameter_spec(shape, dtype, attr, is_bias, default_initializer, name_prefix
     """``(attr, shape, dtype, name, initializer)`` of a new parameter, checked; shared by both modes."""
     attr = ParamAttr.to_attr(attr)
     if attr is False:
-        raise ValueError("create_parameter: attr=False means no parameter")
+        raise located(AttrError, "create_parameter: attr=False means no parameter")
     shape = [int(d) for d in shape]
     if any(d <= 0 for d in shape):
-        raise ShapeError(f"parameter shape must be all positive, got {fmt_shape(shape)}"
+        raise located(ShapeError, f"parameter shape must be all positive, got {fmt_shape(shape)}"
                          + (f" (layer {name_prefix})" if name_prefix else ""))
     dtype = convert_dtype(dtype)
     name = attr.name or names.generate(f"{name_prefix or 'param'}.{'b' if is_bias else 'w'}")
@@ -114,7 +114,7 @@ def padding_index(padding_idx, vocab: int) -> int:
         return -1
     padding = int(padding_idx)
     if not -vocab <= padding < vocab:
-        raise ValueError(f"embedding(): padding_idx must be in [-{vocab}, {vocab}), got {padding_idx}")
+        raise located(AttrError, f"embedding(): padding_idx must be in [-{vocab}, {vocab}), got {padding_idx}")
     return padding if padding >= 0 else vocab + padding
 
 
@@ -124,7 +124,7 @@ def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, n
     from the startup run to the main runs (``persistable=False`` is accepted for compatibility)."""
     shape = [int(d) for d in shape]
     if any(d < 0 for d in shape):
-        raise ShapeError(f"create_global_var: shape must be non-negative, got {fmt_shape(shape)}")
+        raise located(ShapeError, f"create_global_var: shape must be non-negative, got {fmt_shape(shape)}")
     dtype = convert_dtype(dtype)
     name = name or names.generate("global_var")
     if context.in_dynamic_mode():   # dygraph: a Tensor holding the value at once, as the reference
@@ -144,7 +144,7 @@ def append_activation(x: Variable, act, name_key: str) -> Variable:
     if act is None:
         return x
     if not isinstance(act, str):
-        raise TypeError(f"act must be an activation name (str), got {type(act).__name__}")
+        raise located(ArgTypeError, f"act must be an activation name (str), got {type(act).__name__}")
     return apply_op_single(act, {"X": x}, name_key=name_key)
 
 
@@ -153,23 +153,23 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
     _static_only("fc")
     inputs = list(input) if isinstance(input, (list, tuple)) else [input]
     if not inputs:
-        raise ValueError("fc(): input is empty")
+        raise located(AttrError, "fc(): input is empty")
     if not isinstance(size, numbers.Integral) or size <= 0:
-        raise ValueError(f"fc(): size must be a positive int, got {size!r}")
+        raise located(AttrError, f"fc(): size must be a positive int, got {size!r}")
     helper = name or names.generate("fc")
     key = f"{helper}.tmp"
     attrs = param_attr if isinstance(param_attr, (list, tuple)) else [param_attr] * len(inputs)
     if len(attrs) != len(inputs):
-        raise ValueError(f"fc(): {len(inputs)} inputs but {len(attrs)} param_attr entries")
+        raise located(AttrError, f"fc(): {len(inputs)} inputs but {len(attrs)} param_attr entries")
     products = []
     for x, attr in zip(inputs, attrs):
         _check_variable(x, "input", "fc")
         if not 1 <= num_flatten_dims < len(x.shape):
-            raise ShapeError(f"fc(): num_flatten_dims={num_flatten_dims} needs an input of rank > "
+            raise located(ShapeError, f"fc(): num_flatten_dims={num_flatten_dims} needs an input of rank > "
                              f"{num_flatten_dims}; {x.name!r} has shape {fmt_shape(x.shape)}")
         in_dims = x.shape[num_flatten_dims:]
         if any(d < 0 for d in in_dims):
-            raise ShapeError(f"fc(): the feature dims of {x.name!r} must be known, got shape {fmt_shape(x.shape)}")
+            raise located(ShapeError, f"fc(): the feature dims of {x.name!r} must be known, got shape {fmt_shape(x.shape)}")
         in_size = 1
         for d in in_dims:
             in_size *= d
@@ -186,26 +186,28 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
 
 
 # --- conv2d --------------------------------------------------------------------------------------
-def _pair(value, what: str) -> list:
-    if isinstance(value, numbers.Integral):
-        return [int(value), int(value)]
-    value = list(value)
-    if len(value) != 2:
-        raise ValueError(f"conv2d(): {what} must be an int or a pair, got {value}")
-    return [int(v) for v in value]
+def _pair(value, what: str, layer: str = "conv2d()") -> list:
+    """An int or a pair of ints, each >= 1 (sizes, strides and dilations)."""
+    pair = [value, value] if isinstance(value, numbers.Integral) else \
+        list(value) if isinstance(value, (list, tuple)) else None
+    if pair is None or len(pair) != 2 or not all(isinstance(v, numbers.Integral) for v in pair):
+        raise located(AttrError, f"{layer}: {what} must be an int or a pair of ints, got {value!r}")
+    if min(pair) < 1:
+        raise located(AttrError, f"{layer}: {what} must be >= 1, got {value!r}")
+    return [int(v) for v in pair]
 
 
 def _conv_padding(padding):
     if isinstance(padding, str):
         algo = padding.upper()
         if algo not in ("SAME", "VALID"):
-            raise ValueError(f"conv2d(): padding string must be 'SAME' or 'VALID', got {padding!r}")
+            raise located(AttrError, f"conv2d(): padding string must be 'SAME' or 'VALID', got {padding!r}")
         return [0, 0], algo
     if isinstance(padding, numbers.Integral):
         return [int(padding)] * 2, "EXPLICIT"
     padding = [int(p) for p in padding]
     if len(padding) not in (2, 4):
-        raise ValueError(f"conv2d(): padding must have 2 or 4 entries, got {padding}")
+        raise located(AttrError, f"conv2d(): padding must have 2 or 4 entries, got {padding}")
     return padding, "EXPLICIT"
 
 
@@ -215,15 +217,17 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     _static_only("conv2d")
     _check_variable(input, "input", "conv2d")
     if data_format not in ("NCHW", "NHWC"):
-        raise ValueError(f"conv2d(): data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+        raise located(AttrError, f"conv2d(): data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
     if len(input.shape) != 4:
-        raise ShapeError(f"conv2d(): input {input.name!r} must be 4-D, got shape {fmt_shape(input.shape)}")
+        raise located(ShapeError, f"conv2d(): input {input.name!r} must be 4-D, got shape {fmt_shape(input.shape)}")
     channels = input.shape[1] if data_format == "NCHW" else input.shape[3]
     if channels < 0:
-        raise ShapeError(f"conv2d(): the channel dim of {input.name!r} must be known, got {fmt_shape(input.shape)}")
+        raise located(ShapeError, f"conv2d(): the channel dim of {input.name!r} must be known, got {fmt_shape(input.shape)}")
+    if not isinstance(num_filters, numbers.Integral) or num_filters <= 0:
+        raise located(AttrError, f"conv2d(): num_filters must be a positive int, got {num_filters!r}")
     groups = 1 if groups is None else int(groups)
     if groups <= 0 or channels % groups:
-        raise ValueError(f"conv2d(): channels ({channels}) must be divisible by groups ({groups})")
+        raise located(AttrError, f"conv2d(): channels ({channels}) must be divisible by groups ({groups})")
     kh, kw = _pair(filter_size, "filter_size")
     paddings, algorithm = _conv_padding(padding)
     helper = name or names.generate("conv2d")
@@ -253,12 +257,12 @@ def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, para
     _static_only("batch_norm")
     _check_variable(input, "input", "batch_norm")
     if data_layout not in ("NCHW", "NHWC"):
-        raise ValueError(f"batch_norm(): data_layout must be 'NCHW' or 'NHWC', got {data_layout!r}")
+        raise located(AttrError, f"batch_norm(): data_layout must be 'NCHW' or 'NHWC', got {data_layout!r}")
     if len(input.shape) < 2:
-        raise ShapeError(f"batch_norm(): input must have rank >= 2, got {fmt_shape(input.shape)}")
+        raise located(ShapeError, f"batch_norm(): input must have rank >= 2, got {fmt_shape(input.shape)}")
     channels = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
     if channels < 0:
-        raise ShapeError(f"batch_norm(): the channel dim of {input.name!r} must be known")
+        raise located(ShapeError, f"batch_norm(): the channel dim of {input.name!r} must be known")
     helper = name or names.generate("batch_norm")
     key = f"{helper}.tmp"
     dtype = "float32" if input.dtype == "float16" else input.dtype  # statistics of fp16 input are fp32
@@ -285,10 +289,10 @@ def layer_norm(input, scale=True, shift=True, begin_norm_axis=1, epsilon=1e-05, 
     _check_variable(input, "input", "layer_norm")
     rank = len(input.shape)
     if not 0 < begin_norm_axis < rank:
-        raise ValueError(f"layer_norm(): begin_norm_axis must be in [1, {rank}), got {begin_norm_axis}")
+        raise located(AttrError, f"layer_norm(): begin_norm_axis must be in [1, {rank}), got {begin_norm_axis}")
     norm_dims = input.shape[begin_norm_axis:]
     if any(d < 0 for d in norm_dims):
-        raise ShapeError(f"layer_norm(): normalized dims must be known, got {fmt_shape(input.shape)}")
+        raise located(ShapeError, f"layer_norm(): normalized dims must be known, got {fmt_shape(input.shape)}")
     size = 1
     for d in norm_dims:
         size *= d
@@ -315,7 +319,7 @@ def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=No
     _static_only("embedding")
     _check_variable(input, "input", "embedding")
     if len(size) != 2:
-        raise ValueError(f"embedding(): size must be [vocab_size, embedding_dim], got {size}")
+        raise located(AttrError, f"embedding(): size must be [vocab_size, embedding_dim], got {size}")
     padding = padding_index(padding_idx, int(size[0]))
     helper = names.generate("embedding")
     w = create_parameter(list(size), dtype, param_attr, name_prefix=helper)

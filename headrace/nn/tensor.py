@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core import context, names
 from ..core.dtypes import convert_dtype
+from ..core.errors import ArgTypeError, located
 from ..core.variable import Variable
 from ..ops.apply import apply_op, apply_op_single
 
@@ -69,6 +70,11 @@ def mul(x, y, x_num_col_dims=1, y_num_col_dims=1, name=None):
 
 
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+    for arg, value in (("scale", scale), ("bias", bias)):
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            raise located(ArgTypeError, f"scale(): {arg} must be a number, got {value!r}") from None
     out = apply_op_single("scale", {"X": x}, {"scale": float(scale), "bias": float(bias),
                                               "bias_after_scale": bool(bias_after_scale)},
                           name_key=_key("scale", name))

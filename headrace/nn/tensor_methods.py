@@ -32,7 +32,7 @@ def getitem(x, index):
         dim = x.shape[axis]
         if isinstance(item, bool) or not isinstance(item, (numbers.Integral, slice)):
             raise TypeError(f"indexing supports ints, ':' slices and '...'; got {type(item).__name__} "
-                            f"{item!r} (use paddle.gather-style ops for tensor indices)")
+                            f"{item!r} (indexing with tensors or lists, i.e. gather, is not supported yet)")
         if isinstance(item, slice):
             if item.step not in (None, 1):
                 raise ValueError(f"slices with a step other than 1 are not supported, got {item!r}")

@@ -25,8 +25,10 @@ import os
 
 import numpy as np
 
+from ..core import flags
 from ..core.errors import KernelError, fmt_shape, is_wrapped, where, wrap_kernel_error
 from ..core.random import default_generator, fixed_generator
+from . import nancheck
 from .kernel import KernelContext
 
 CHECK_KERNELS = os.environ.get("HEADRACE_CHECK_KERNELS", "") not in ("", "0")
@@ -50,7 +52,7 @@ class Step:
     names are not needed (the eager runner outside check mode)."""
 
     __slots__ = ("opdef", "op_type", "callsite", "kernel", "ins", "outs", "attrs", "ctx", "rng", "note",
-                 "plain")
+                 "plain", "nan_check")
 
     def __init__(self, opdef, op_type, callsite, ins, outs, attrs, program=None, note="", ctx=None):
         self.opdef = opdef
@@ -67,7 +69,9 @@ class Step:
         # ``call`` without buffers does nothing but ``kernel(ins, attrs, ctx)`` for a step that
         # draws no random numbers while check mode is off: the executor's hot loop calls the
         # kernel itself then (a Python call less per op)
-        self.plain = self.rng is None and not CHECK_KERNELS
+        # FLAGS_check_nan_inf's level if it was on when the step was made (see nancheck.py)
+        self.nan_check = flags.nan_inf_level()
+        self.plain = self.rng is None and not CHECK_KERNELS and self.nan_check is None
 
     def site(self):
         """The user's line that built the op (``callsite`` may be a function finding it late)."""
@@ -105,6 +109,8 @@ class Step:
             outs = self.kernel(ins, self.attrs if attrs is None else attrs, ctx)
             if CHECK_KERNELS:
                 check_outputs(self, ins, outs, expect, buffers)
+            if self.nan_check is not None:
+                nancheck.check(self, ins, outs, self.nan_check)
         except Exception as exc:
             if is_wrapped(exc):
                 raise

@@ -11,11 +11,12 @@ from __future__ import annotations
 import numbers
 
 from ..ops.apply import apply_op_single
+from ..core.errors import ArgTypeError, AttrError, located
 
 
 def _number(value, what):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{what} must be a number, got {type(value).__name__}: {value!r}")
+        raise located(ArgTypeError, f"{what} must be a number, got {type(value).__name__}: {value!r}")
     return float(value)
 
 
@@ -38,7 +39,7 @@ class ClipGradByValue(ClipGradBase):
         self.max = _number(max, "ClipGradByValue: max")
         self.min = -self.max if min is None else _number(min, "ClipGradByValue: min")
         if self.min > self.max:
-            raise ValueError(f"ClipGradByValue: min ({self.min}) must be <= max ({self.max})")
+            raise located(AttrError, f"ClipGradByValue: min ({self.min}) must be <= max ({self.max})")
 
     def __call__(self, params_grads):
         return [(p, apply_op_single("clip", {"X": g}, {"min": self.min, "max": self.max}))
@@ -51,7 +52,7 @@ class ClipGradByNorm(ClipGradBase):
     def __init__(self, clip_norm):
         self.clip_norm = _number(clip_norm, "ClipGradByNorm: clip_norm")
         if self.clip_norm <= 0:
-            raise ValueError(f"ClipGradByNorm: clip_norm must be > 0, got {clip_norm}")
+            raise located(AttrError, f"ClipGradByNorm: clip_norm must be > 0, got {clip_norm}")
 
     def __call__(self, params_grads):
         return [(p, apply_op_single("clip_by_norm", {"X": g}, {"max_norm": self.clip_norm}))
@@ -65,7 +66,7 @@ class ClipGradByGlobalNorm(ClipGradBase):
     def __init__(self, clip_norm, group_name="default_group"):
         self.clip_norm = _number(clip_norm, "ClipGradByGlobalNorm: clip_norm")
         if self.clip_norm <= 0:
-            raise ValueError(f"ClipGradByGlobalNorm: clip_norm must be > 0, got {clip_norm}")
+            raise located(AttrError, f"ClipGradByGlobalNorm: clip_norm must be > 0, got {clip_norm}")
         self.group_name = group_name
 
     def __call__(self, params_grads):
@@ -104,7 +105,7 @@ GradientClipByGlobalNorm = ClipGradByGlobalNorm
 
 def check_grad_clip(value):
     if value is not None and not isinstance(value, ClipGradBase):
-        raise TypeError("grad_clip must be ClipGradByValue, ClipGradByNorm or ClipGradByGlobalNorm (or None), "
+        raise located(ArgTypeError, "grad_clip must be ClipGradByValue, ClipGradByNorm or ClipGradByGlobalNorm (or None), "
                         f"got {type(value).__name__}: {value!r}")
     return value
 

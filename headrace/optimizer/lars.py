@@ -10,6 +10,7 @@ is added to the gradient before the LARS op, independently of ``lars_weight_deca
 from __future__ import annotations
 
 from .optimizer import Optimizer, check_float_arg
+from ..core.errors import ArgTypeError, AttrError, located
 
 
 class LarsMomentum(Optimizer):
@@ -22,9 +23,9 @@ class LarsMomentum(Optimizer):
                  parameter_list=None, regularization=None, grad_clip=None, name=None,
                  exclude_from_weight_decay=None, epsilon=0, multi_precision=False, rescale_grad=1.0):
         if learning_rate is None:
-            raise ValueError("LarsMomentumOptimizer: learning_rate is not set")
+            raise located(AttrError, "LarsMomentumOptimizer: learning_rate is not set")
         if momentum is None:
-            raise ValueError("LarsMomentumOptimizer: momentum is not set")
+            raise located(AttrError, "LarsMomentumOptimizer: momentum is not set")
         super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
         self._momentum = check_float_arg(momentum, "momentum", low=0.0)
         self._lars_coeff = check_float_arg(lars_coeff, "lars_coeff", low=0.0)
@@ -34,7 +35,7 @@ class LarsMomentum(Optimizer):
         self._multi_precision = bool(multi_precision)   # only float16 parameters would use it
         exclude = [] if exclude_from_weight_decay is None else exclude_from_weight_decay
         if isinstance(exclude, str) or not all(isinstance(e, str) for e in exclude):
-            raise TypeError("exclude_from_weight_decay must be a list of strings (parts of parameter "
+            raise located(ArgTypeError, "exclude_from_weight_decay must be a list of strings (parts of parameter "
                             f"names), got {exclude_from_weight_decay!r}")
         self._exclude_from_weight_decay = list(exclude)
 

@@ -17,14 +17,16 @@ import numbers
 
 import numpy as np
 
+from ..core.errors import ArgTypeError, AttrError, located
+
 
 def _number(value, name, positive=False, integer=False):
     kinds = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kinds):
-        raise TypeError(f"{name} must be {'an int' if integer else 'a number'}, got "
+        raise located(ArgTypeError, f"{name} must be {'an int' if integer else 'a number'}, got "
                         f"{type(value).__name__}: {value!r}")
     if positive and value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value}")
+        raise located(AttrError, f"{name} must be > 0, got {value}")
     return value
 
 
@@ -49,7 +51,7 @@ class LRScheduler:
             self.last_epoch = int(_number(epoch, "epoch", integer=True))
         self.last_lr = float(self.get_lr())
         if not self.last_lr >= 0:
-            raise ValueError(f"{type(self).__name__}: the learning rate of epoch {self.last_epoch} is {self.last_lr}; "
+            raise located(AttrError, f"{type(self).__name__}: the learning rate of epoch {self.last_epoch} is {self.last_lr}; "
                              "a learning rate must be >= 0")
         if self.verbose:
             print(f"Epoch {self.last_epoch}: {type(self).__name__} set learning rate to {self.last_lr}.")
@@ -74,10 +76,10 @@ class PiecewiseDecay(LRScheduler):
         self.boundaries = [_number(b, "boundaries[i]", integer=True) for b in boundaries]
         self.values = [float(_number(v, "values[i]")) for v in values]
         if len(self.values) != len(self.boundaries) + 1:
-            raise ValueError(f"PiecewiseDecay: values needs one more entry than boundaries, got "
+            raise located(AttrError, f"PiecewiseDecay: values needs one more entry than boundaries, got "
                              f"{len(self.boundaries)} boundaries and {len(self.values)} values")
         if any(a >= b for a, b in zip(self.boundaries, self.boundaries[1:])):
-            raise ValueError(f"PiecewiseDecay: boundaries must increase, got {self.boundaries}")
+            raise located(AttrError, f"PiecewiseDecay: boundaries must increase, got {self.boundaries}")
         super().__init__(self.values[0], last_epoch, verbose)
 
     def get_lr(self):
@@ -94,7 +96,7 @@ class StepDecay(LRScheduler):
         self.step_size = _number(step_size, "step_size", positive=True, integer=True)
         self.gamma = float(_number(gamma, "gamma"))
         if self.gamma >= 1.0:
-            raise ValueError(f"StepDecay: gamma must be < 1.0, got {gamma}")
+            raise located(AttrError, f"StepDecay: gamma must be < 1.0, got {gamma}")
         super().__init__(learning_rate, last_epoch, verbose)
 
     def get_lr(self):
@@ -130,7 +132,7 @@ class LinearWarmup(LRScheduler):
 
     def __init__(self, learning_rate, warmup_steps, start_lr, end_lr, last_epoch=-1, verbose=False):
         if isinstance(learning_rate, ReduceOnPlateau):
-            raise TypeError("LinearWarmup: learning_rate cannot be a ReduceOnPlateau (it steps on a metric, "
+            raise located(ArgTypeError, "LinearWarmup: learning_rate cannot be a ReduceOnPlateau (it steps on a metric, "
                             "not an epoch); warm up with a number and switch schedulers yourself")
         if not isinstance(learning_rate, LRScheduler):
             _number(learning_rate, "learning_rate")
@@ -139,7 +141,7 @@ class LinearWarmup(LRScheduler):
         self.start_lr = float(_number(start_lr, "start_lr"))
         self.end_lr = float(_number(end_lr, "end_lr"))
         if self.end_lr <= self.start_lr:
-            raise ValueError(f"LinearWarmup: end_lr ({end_lr}) must be greater than start_lr ({start_lr})")
+            raise located(AttrError, f"LinearWarmup: end_lr ({end_lr}) must be greater than start_lr ({start_lr})")
         super().__init__(self.start_lr, last_epoch, verbose)
 
     def get_lr(self):
@@ -185,7 +187,7 @@ class LambdaDecay(LRScheduler):
 
     def __init__(self, learning_rate, lr_lambda, last_epoch=-1, verbose=False):
         if not callable(lr_lambda):
-            raise TypeError(f"LambdaDecay: lr_lambda must be callable, got {type(lr_lambda).__name__}")
+            raise located(ArgTypeError, f"LambdaDecay: lr_lambda must be callable, got {type(lr_lambda).__name__}")
         self.lr_lambda = lr_lambda
         super().__init__(learning_rate, last_epoch, verbose)
 
@@ -198,14 +200,14 @@ class MultiStepDecay(LRScheduler):
 
     def __init__(self, learning_rate, milestones, gamma=0.1, last_epoch=-1, verbose=False):
         if not isinstance(milestones, (list, tuple)):
-            raise TypeError(f"MultiStepDecay: milestones must be a list or tuple of ints, got "
+            raise located(ArgTypeError, f"MultiStepDecay: milestones must be a list or tuple of ints, got "
                             f"{type(milestones).__name__}: {milestones!r}")
         self.milestones = [_number(m, "milestones[i]", integer=True) for m in milestones]
         if any(a >= b for a, b in zip(self.milestones, self.milestones[1:])):
-            raise ValueError(f"MultiStepDecay: milestones must increase, got {self.milestones}")
+            raise located(AttrError, f"MultiStepDecay: milestones must increase, got {self.milestones}")
         self.gamma = float(_number(gamma, "gamma"))
         if self.gamma >= 1.0:
-            raise ValueError(f"MultiStepDecay: gamma must be < 1.0, got {gamma}")
+            raise located(AttrError, f"MultiStepDecay: gamma must be < 1.0, got {gamma}")
         super().__init__(learning_rate, last_epoch, verbose)
 
     def get_lr(self):
@@ -263,7 +265,7 @@ class MultiplicativeDecay(LRScheduler):
 
     def __init__(self, learning_rate, lr_lambda, last_epoch=-1, verbose=False):
         if not callable(lr_lambda):
-            raise TypeError(f"MultiplicativeDecay: lr_lambda must be callable, got {type(lr_lambda).__name__}")
+            raise located(ArgTypeError, f"MultiplicativeDecay: lr_lambda must be callable, got {type(lr_lambda).__name__}")
         self.lr_lambda = lr_lambda
         self._epoch_of_last_lr = None
         super().__init__(learning_rate, last_epoch, verbose)
@@ -298,12 +300,12 @@ class ReduceOnPlateau(LRScheduler):
         mode = mode.lower() if isinstance(mode, str) else mode
         threshold_mode = threshold_mode.lower() if isinstance(threshold_mode, str) else threshold_mode
         if mode not in ("min", "max"):
-            raise ValueError(f"ReduceOnPlateau: mode must be 'min' or 'max', got {mode!r}")
+            raise located(AttrError, f"ReduceOnPlateau: mode must be 'min' or 'max', got {mode!r}")
         if threshold_mode not in ("rel", "abs"):
-            raise ValueError(f"ReduceOnPlateau: threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}")
+            raise located(AttrError, f"ReduceOnPlateau: threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}")
         self.factor = float(_number(factor, "factor", positive=True))
         if self.factor >= 1.0:
-            raise ValueError(f"ReduceOnPlateau: factor must be < 1.0, got {factor}")
+            raise located(AttrError, f"ReduceOnPlateau: factor must be < 1.0, got {factor}")
         self.mode, self.threshold_mode = mode, threshold_mode
         self.patience = int(_number(patience, "patience", integer=True))
         self.threshold = float(_number(threshold, "threshold"))
@@ -368,7 +370,7 @@ def _scalar_metric(metrics) -> float:
     except (TypeError, ValueError):
         array = None
     if array is None or array.size != 1 or array.ndim > 1:
-        raise TypeError("ReduceOnPlateau.step: metrics must be a number or a Tensor/array of shape [] or [1], "
+        raise located(ArgTypeError, "ReduceOnPlateau.step: metrics must be a number or a Tensor/array of shape [] or [1], "
                         f"got {type(metrics).__name__}: {metrics!r}")
     return float(array.reshape(()))
 
@@ -388,7 +390,7 @@ class LearningRateDecay:
     def __call__(self) -> float:
         lr = float(self.step())
         if not lr >= 0:
-            raise ValueError(f"{type(self).__name__}: the learning rate of step {self.step_num} is {lr}; a "
+            raise located(AttrError, f"{type(self).__name__}: the learning rate of step {self.step_num} is {lr}; a "
                              "learning rate must be >= 0")
         self.step_num += self.step_size
         return lr

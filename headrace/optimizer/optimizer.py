@@ -38,6 +38,8 @@ from ..ops.apply import apply_op
 from .clip import check_grad_clip
 from .lr import LearningRateDecay, LRScheduler
 from .regularizer import L2Decay, append_regularization, check_regularizer
+from ..core.errors import ArgTypeError, AttrError, located
+from . import static_state
 
 
 def _check_learning_rate(learning_rate):
@@ -45,26 +47,26 @@ def _check_learning_rate(learning_rate):
         return learning_rate
     if isinstance(learning_rate, LearningRateDecay):
         if context.in_static_mode():
-            raise TypeError(f"{learning_rate.api_name} is a dygraph (fluid 1.x) schedule; in static "
+            raise located(ArgTypeError, f"{learning_rate.api_name} is a dygraph (fluid 1.x) schedule; in static "
                             "mode use a paddle.optimizer.lr scheduler (e.g. paddle.optimizer.lr.PiecewiseDecay)")
         return learning_rate
     if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real):
-        raise TypeError("learning_rate must be a float or a Variable, got "
+        raise located(ArgTypeError, "learning_rate must be a float or a Variable, got "
                         f"{type(learning_rate).__name__}: {learning_rate!r}")
     if not learning_rate >= 0:
-        raise ValueError(f"learning_rate must be >= 0, got {learning_rate}")
+        raise located(AttrError, f"learning_rate must be >= 0, got {learning_rate}")
     return float(learning_rate)
 
 
 def check_float_arg(value, name: str, low=None, high=None, high_open=False) -> float:
     """A hyper-parameter given as a real number in [low, high] (or [low, high) with high_open)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a float, got {type(value).__name__}: {value!r}")
+        raise located(ArgTypeError, f"{name} must be a float, got {type(value).__name__}: {value!r}")
     value = float(value)
     if low is not None and value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value}")
+        raise located(AttrError, f"{name} must be >= {low}, got {value}")
     if high is not None and (value > high or (high_open and value == high)):
-        raise ValueError(f"{name} must be {'<' if high_open else '<='} {high}, got {value}")
+        raise located(AttrError, f"{name} must be {'<' if high_open else '<='} {high}, got {value}")
     return value
 
 
@@ -82,7 +84,7 @@ class Optimizer:
             parameters = list(parameters)
             for p in parameters:
                 if not isinstance(p, (Variable, str, Tensor)):
-                    raise TypeError("parameters must hold Parameters (or, in static mode, their "
+                    raise located(ArgTypeError, "parameters must hold Parameters (or, in static mode, their "
                                     f"names), got {type(p).__name__}: {p!r}")
         self._parameter_list = parameters
         if isinstance(weight_decay, numbers.Real) and not isinstance(weight_decay, bool):
@@ -103,7 +105,7 @@ class Optimizer:
         fluid.dygraph ``LearningRateDecay`` what ``current_step_lr()`` says.  (A Variable
         learning rate is read at run time: fetch it.)"""
         if isinstance(self._learning_rate, Variable):
-            raise TypeError("get_lr(): the learning rate is a Variable; fetch it with Executor.run")
+            raise located(ArgTypeError, "get_lr(): the learning rate is a Variable; fetch it with Executor.run")
         if isinstance(self._learning_rate, LRScheduler):
             return self._learning_rate()
         if isinstance(self._learning_rate, LearningRateDecay):
@@ -133,7 +135,7 @@ class Optimizer:
             self._set_lr_variable(value)
             return
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(f"The type of 'value' in optimizer.set_lr must be float, but received {type(value)}.")
+            raise located(ArgTypeError, f"The type of 'value' in optimizer.set_lr must be float, but received {type(value)}.")
         if not isinstance(self._learning_rate, float):
             raise RuntimeError(f"optimizer.set_lr: the learning rate is a {type(self._learning_rate).__name__}, "
                                "not a number; a schedule sets the rate itself (call its step())")
@@ -178,7 +180,7 @@ class Optimizer:
             return self._learning_rate_map[program]
         if isinstance(self._learning_rate, Variable):
             if self._learning_rate.block.program is not program:
-                raise ValueError(f"learning rate Variable {self._learning_rate.name!r} belongs to "
+                raise located(AttrError, f"learning rate Variable {self._learning_rate.name!r} belongs to "
                                  "another program than the loss")
             lr = self._learning_rate
         elif isinstance(self._learning_rate, LRScheduler):
@@ -222,7 +224,7 @@ class Optimizer:
 
     def _add_accumulator(self, name, param, fill_value=0.0, shape=None, dtype=None):
         if param.name in self._accumulators[name]:
-            raise ValueError(f"accumulator {name!r} already exists for parameter {param.name!r}")
+            raise located(AttrError, f"accumulator {name!r} already exists for parameter {param.name!r}")
         var = self._persistable(names.generate(f"{param.name}_{name}"),
                                 param.shape if shape is None else shape,
                                 dtype or param.dtype, fill_value)
@@ -247,9 +249,12 @@ class Optimizer:
     # --- state (dygraph) ------------------------------------------------------------------
     def state_dict(self) -> dict:
         """Dygraph: ``{accumulator name: Tensor}`` (velocities, moments, beta powers, ...) and,
-        with a schedule, ``"LR_Scheduler"``: its state.  Empty before the first update."""
-        self._check_dygraph("state_dict")
-        state = {var.name: var for acc in self._accumulators.values() for var in acc.values()}
+        with a schedule, ``"LR_Scheduler"``: its state.  Empty before the first update.  Static
+        mode: the accumulators' values in the global scope, as ndarrays (optimizer/static_state.py)."""
+        if self._built_static():
+            state = static_state.static_state_dict(self)
+        else:
+            state = {var.name: var for acc in self._accumulators.values() for var in acc.values()}
         if isinstance(self._learning_rate, LRScheduler):
             state["LR_Scheduler"] = self._learning_rate.state_dict()
         elif isinstance(self._learning_rate, LearningRateDecay):
@@ -258,10 +263,10 @@ class Optimizer:
 
     def set_state_dict(self, state_dict) -> None:
         """Dygraph: load what ``state_dict()`` returned (Tensors or arrays).  Accumulators that
-        exist are set now (same shape); the others when the update that creates them runs."""
-        self._check_dygraph("set_state_dict")
+        exist are set now (same shape); the others when the update that creates them runs.  Static
+        mode: stores them into the global scope (checked: shape and dtype)."""
         if not isinstance(state_dict, dict):
-            raise TypeError(f"set_state_dict: expected a dict from state_dict(), got {type(state_dict).__name__}")
+            raise located(ArgTypeError, f"set_state_dict: expected a dict from state_dict(), got {type(state_dict).__name__}")
         state = dict(state_dict)
         schedule = state.pop("LR_Scheduler", None)    # a number learning rate ignores it (fine-tuning)
         if isinstance(self._learning_rate, (LRScheduler, LearningRateDecay)):
@@ -271,6 +276,9 @@ class Optimizer:
             self._learning_rate.set_state_dict(schedule)
             if isinstance(self._learning_rate, LearningRateDecay):
                 self._last_decay_lr = schedule.get("last_lr")
+        if self._built_static():
+            static_state.set_static_state_dict(self, state)
+            return
         self._pending_state = {k: np.asarray(v._value if isinstance(v, Tensor) else v) for k, v in state.items()}
         self._loaded_names = tuple(sorted(self._pending_state))
         for acc in self._accumulators.values():
@@ -290,11 +298,13 @@ class Optimizer:
                 "parameters (or this optimizer) created under other names, e.g. a second model built in "
                 "this process? Build them under the same names, e.g. in a fresh process.")
 
-    def _check_dygraph(self, what: str) -> None:
-        if context.in_static_mode():
-            raise RuntimeError(f"{type(self).__name__}.{what}() works in dygraph mode; in static mode the "
-                               "optimizer's state is the persistable variables in the scope (accumulators "
-                               "are named <parameter>_<accumulator>_N) and a schedule's own state_dict()")
+    def _built_static(self) -> bool:
+        """Whether this optimizer's state lives in a scope (it built static programs): its
+        accumulators are static Variables, or it has none yet and static mode is on."""
+        for acc in self._accumulators.values():
+            for var in acc.values():
+                return isinstance(var, Variable)
+        return context.in_static_mode()
 
     # --- dygraph mode ---------------------------------------------------------------------
     def _eager_params(self, parameters=None):
@@ -304,7 +314,7 @@ class Optimizer:
                                  "dygraph mode.")
         for p in params:
             if not isinstance(p, Tensor):
-                raise TypeError(f"{type(self).__name__}: in dygraph mode parameters must be Tensors "
+                raise located(ArgTypeError, f"{type(self).__name__}: in dygraph mode parameters must be Tensors "
                                 f"(Layer.parameters()), got {type(p).__name__}: {p!r}")
         return params
 
@@ -345,7 +355,7 @@ class Optimizer:
         if isinstance(loss, Tensor):
             return self._eager_params_grads(_first_given(parameters, parameter_list), no_grad_set)
         if not isinstance(loss, Variable):
-            raise TypeError(f"{type(self).__name__}.backward: loss must be a Variable, got "
+            raise located(ArgTypeError, f"{type(self).__name__}.backward: loss must be a Variable, got "
                             f"{type(loss).__name__}")
         params = _first_given(parameters, parameter_list, self._parameter_list)
         with context.program_guard(loss.block.program, startup_program):
@@ -391,7 +401,7 @@ class Optimizer:
         if context.in_dynamic_mode():
             return self.apply_gradients(params_grads)
         if not isinstance(loss, Variable):
-            raise TypeError(f"{type(self).__name__}.apply_optimize: loss must be a Variable, got "
+            raise located(ArgTypeError, f"{type(self).__name__}.apply_optimize: loss must be a Variable, got "
                             f"{type(loss).__name__}")
         with context.program_guard(loss.block.program, startup_program):
             return self.apply_gradients(params_grads)

@@ -12,6 +12,7 @@ import logging
 from ..core import context
 from ..core.variable import Variable
 from .optimizer import Optimizer, append_backward
+from ..core.errors import ArgTypeError, AttrError, located
 
 log = logging.getLogger("headrace.recompute")
 
@@ -24,10 +25,10 @@ class RecomputeOptimizer(Optimizer):
             raise RuntimeError("RecomputeOptimizer works on static programs; in dygraph mode use "
                                "headrace.distributed.fleet.utils.recompute(function, *args)")
         if not isinstance(optimizer, Optimizer):
-            raise TypeError("RecomputeOptimizer(optimizer): optimizer must be an Optimizer (e.g. "
+            raise located(ArgTypeError, "RecomputeOptimizer(optimizer): optimizer must be an Optimizer (e.g. "
                             f"fluid.optimizer.Adam(...)), got {type(optimizer).__name__}")
         if isinstance(optimizer, RecomputeOptimizer):
-            raise TypeError("RecomputeOptimizer(optimizer): the optimizer is already a RecomputeOptimizer")
+            raise located(ArgTypeError, "RecomputeOptimizer(optimizer): the optimizer is already a RecomputeOptimizer")
         # not Optimizer.__init__: the learning rate and accumulators are the inner optimizer's
         self._optimizer = optimizer
         self._checkpoints = None
@@ -65,18 +66,18 @@ class RecomputeOptimizer(Optimizer):
         shapes, which must then be fully known), counting the optimizer's state too."""
         if isinstance(checkpoints, str) and checkpoints == "auto":
             if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0:
-                raise ValueError(f"_set_checkpoints('auto', budget=...): budget must be a positive number of "
+                raise located(AttrError, f"_set_checkpoints('auto', budget=...): budget must be a positive number of "
                                  f"bytes, got {budget!r}")
             if feed is not None and not isinstance(feed, dict):
-                raise TypeError(f"_set_checkpoints('auto', feed=...): feed must be a dict of name -> shape, got "
+                raise located(ArgTypeError, f"_set_checkpoints('auto', feed=...): feed must be a dict of name -> shape, got "
                                 f"{type(feed).__name__}")
             self._checkpoints = ("auto", budget, feed)
             return
         if budget is not None or feed is not None:
-            raise ValueError("_set_checkpoints: budget and feed go with checkpoints='auto'")
+            raise located(AttrError, "_set_checkpoints: budget and feed go with checkpoints='auto'")
         if not isinstance(checkpoints, list) or not all(isinstance(c, (Variable, str)) for c in checkpoints):
-            raise TypeError("_checkpoints should be a list of Variable or a list of String (or 'auto' with a "
-                            f"budget), got {checkpoints!r}")
+            raise located(ArgTypeError, "_checkpoints should be a list of Variable or a list of String (or 'auto' "
+                          f"with a budget), got {checkpoints!r}")
         self._checkpoints = list(checkpoints)
 
     def _auto_checkpoints(self, loss, no_grad_set) -> list:
@@ -99,7 +100,7 @@ class RecomputeOptimizer(Optimizer):
                  callbacks=None):
         """``append_backward`` with the checkpoints; returns ``[(param, grad)]``."""
         if not isinstance(loss, Variable):
-            raise TypeError(f"RecomputeOptimizer.backward: loss must be a Variable, got {type(loss).__name__}")
+            raise located(ArgTypeError, f"RecomputeOptimizer.backward: loss must be a Variable, got {type(loss).__name__}")
         checkpoints = self._checkpoints
         if isinstance(checkpoints, tuple):
             checkpoints = self._auto_checkpoints(loss, no_grad_set)

@@ -11,6 +11,7 @@ import numbers
 
 from ..core import variable as _variable
 from ..ops.apply import apply_op_single
+from ..core.errors import ArgTypeError, AttrError, located
 
 
 class WeightDecayRegularizer:
@@ -20,9 +21,9 @@ class WeightDecayRegularizer:
 
     def __init__(self, coeff=0.0):
         if isinstance(coeff, bool) or not isinstance(coeff, numbers.Real):
-            raise TypeError(f"{type(self).__name__}: coeff must be a number, got {type(coeff).__name__}: {coeff!r}")
+            raise located(ArgTypeError, f"{type(self).__name__}: coeff must be a number, got {type(coeff).__name__}: {coeff!r}")
         if coeff < 0:
-            raise ValueError(f"{type(self).__name__}: coeff must be >= 0, got {coeff}")
+            raise located(AttrError, f"{type(self).__name__}: coeff must be >= 0, got {coeff}")
         self._coeff = float(coeff)
 
     @property
@@ -80,7 +81,7 @@ class L1DecayRegularizer(L1Decay):
 def from_spec(spec: dict) -> WeightDecayRegularizer:
     kinds = {"l2": L2Decay, "l1": L1Decay}
     if spec.get("type") not in kinds:
-        raise ValueError(f"unknown regularizer description {spec!r}")
+        raise located(AttrError, f"unknown regularizer description {spec!r}")
     return kinds[spec["type"]](spec["coeff"])
 
 
@@ -89,7 +90,7 @@ _variable.regularizer_from_spec = from_spec
 
 def check_regularizer(value, what: str):
     if value is not None and not isinstance(value, WeightDecayRegularizer):
-        raise TypeError(f"{what} must be an L2Decay/L1Decay regularizer (or None), got "
+        raise located(ArgTypeError, f"{what} must be an L2Decay/L1Decay regularizer (or None), got "
                         f"{type(value).__name__}: {value!r}")
     return value
 

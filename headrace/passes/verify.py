@@ -24,13 +24,9 @@ Checks, per block, walking the ops in order:
 from __future__ import annotations
 
 from ..core.names import EMPTY_VAR_NAME
-from ..core.errors import HeadraceError, where
+from ..core.errors import HeadraceError, ProgramError, where
 from ..core.roles import BUFFER_ATTR, COMMON_ATTRS
 from ..ops.registry import check_slots, compatible_shapes, input_vars, lookup, run_infer
-
-
-class ProgramError(HeadraceError, ValueError):
-    """A Program breaks an invariant every transformation must keep."""
 
 
 def check_program(program, feeds=()) -> None:
@@ -67,6 +63,9 @@ def _check_block(block, feeds) -> None:
             ctx = run_infer(opdef, op, input_vars(block, op))
         except HeadraceError as exc:
             raise ProgramError(f"block {block.idx} op {index}: {exc}") from exc
+        except (TypeError, ValueError, KeyError, IndexError) as exc:   # attributes infer cannot read
+            raise ProgramError(f"{here}: shape inference failed on its attributes: "
+                               f"{type(exc).__name__}: {exc}") from exc
         for slot, names in op.outputs.items():
             for name, (shape, dtype) in zip(names, ctx.outs[slot]):
                 if name == EMPTY_VAR_NAME:

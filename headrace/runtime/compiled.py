@@ -11,6 +11,7 @@ Running is ``runtime/parallel.py``: one thread per place, each on its slice of t
 from __future__ import annotations
 
 import dataclasses
+import weakref
 
 from ..core.program import Program
 from ..core.variable import Variable
@@ -124,6 +125,7 @@ class CompiledProgram:
             ctx.log.extend(place_ctx.log)
         if path:
             graphviz.dump(path, "multi_devices", programs)
+        _track_place_generators(self._program, programs)
         self.pass_log = list(ctx.log)
         self._compiled.clear()
         self._compiled[key] = programs
@@ -160,3 +162,18 @@ def _grad_name(name: str) -> str:
     from ..core.names import grad_name
 
     return grad_name(name)
+
+
+def _track_place_generators(program, places) -> None:
+    """Each place's program copy draws from a generator of its own (seeded like ``program``'s).
+    ``program`` keeps weak references to the copies, so a checkpoint saves their states
+    (framework/static_io.py); states loaded before this compile are applied here."""
+    program._place_programs = [weakref.ref(p) for p in places]
+    pending = getattr(program, "_pending_place_rng", None)
+    if pending is not None and len(pending) == len(places):
+        for place_program, state in zip(places, pending):
+            generator = place_program.random_generator()
+            if generator is not None:
+                generator.set_state(state)
+        program._pending_place_rng = None
+

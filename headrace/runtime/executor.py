@@ -6,28 +6,40 @@ placeholder.  Live bytes are counted in ``runtime.memory``.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 
-from ..core import context
+from ..core import context, flags
 from ..core.fetched import scalar_like
-from ..core.errors import FeedError, FetchError, UninitializedError, fmt_shape, is_wrapped, where
+from ..core.errors import (DTypeError, FeedError, FetchError, ShapeError, UninitializedError, fmt_shape, is_wrapped,
+                           where)
 from ..core.program import Program
 from ..core.variable import Variable
 from ..ops.registry import Meta
-from . import memory
+from . import interrupt, memory
+from .feeds import batch_mismatch, from_python
 from .places import CPUPlace, check_runnable
 from .plan import build_plan
 from .scope import LoDTensor, global_scope
 
 
+PLAN_CACHE_SIZE = 16
+"""How many Programs an Executor keeps plans for (least recently run dropped first)."""
+
+
 class Executor:
-    """Runs Programs on a place (``CPUPlace()``; a ``CUDAPlace`` fails at ``run``)."""
+    """Runs Programs on a place (``CPUPlace()``; a ``CUDAPlace`` fails at ``run``).
+
+    Plans are cached for the ``PLAN_CACHE_SIZE`` (16) most recently run Programs; a cached plan
+    keeps its Program alive.  ``close()`` drops every cached plan."""
 
     def __init__(self, place=None):
         self.place = place if place is not None else CPUPlace()
-        self._plans: dict = {}  # id(program) -> (program, {key: plan})
+        self._plans: OrderedDict = OrderedDict()  # id(program) -> (program, {key: plan}), LRU order
 
     def close(self) -> None:
+        """Drop the cached plans (and so the Programs they keep alive)."""
         self._plans.clear()
 
     # --- public entry --------------------------------------------------------------------------
@@ -52,17 +64,28 @@ class Executor:
         fetch_names = self._fetch_names(program, fetch_list)
         feed_arrays = self._check_feed(program, feed)
         plan = self._plan(program, tuple(feed_arrays), fetch_names)
-        results = self._run_plan(plan, scope, feed_arrays)
+        try:
+            results = self._run_plan(plan, scope, feed_arrays)
+        except Exception as exc:
+            mismatch = batch_mismatch(program, feed_arrays, exc)
+            if mismatch is not None:
+                raise mismatch from exc
+            raise
         if return_numpy:
             return [scalar_like(r) for r in results]   # size-1 values also convert to scalars
         return [LoDTensor._untracked(r) for r in results]
 
     # --- plans -----------------------------------------------------------------------------------
     def _plan(self, program, feed_names, fetch_names):
-        entry = self._plans.get(id(program))
+        plans = self._plans
+        entry = plans.get(id(program))
         if entry is None or entry[0] is not program:
-            entry = self._plans[id(program)] = (program, {})
-        key = (program._version, feed_names, fetch_names)
+            entry = plans[id(program)] = (program, {})
+            while len(plans) > PLAN_CACHE_SIZE:
+                plans.popitem(last=False)
+        elif next(reversed(plans)) != id(program):
+            plans.move_to_end(id(program))
+        key = (program._version, feed_names, fetch_names, flags.nan_inf_level())
         plan = entry[1].get(key)
         if plan is None:
             entry[1].clear()  # plans of older versions are stale
@@ -114,17 +137,23 @@ class Executor:
     # --- the loop: prepare feeds, run steps (run, store, free), collect fetches ------------------
     @staticmethod
     def _run_plan(plan, scope, feed_arrays) -> list:
-        env = _prepare(plan, scope, feed_arrays)
+        env = {}
         try:
-            _run_steps(plan, env, scope)
+            _prepare(plan, scope, feed_arrays, env)
+            if plan.updates and interrupt.install():
+                try:
+                    _run_steps(plan, env, scope)
+                finally:
+                    interrupt.restore()
+            else:
+                _run_steps(plan, env, scope)
             return _collect(plan, env, scope)
         finally:
             _release_env(env, plan.persistables)
 
 
-def _prepare(plan, scope, feed_arrays) -> dict:
-    """The run's environment: persistables read from the scope, then the feeds."""
-    env = {}
+def _prepare(plan, scope, feed_arrays, env) -> None:
+    """Fill the run's environment: persistables read from the scope, then the feeds."""
     for name in plan.persist_reads:
         arr = scope._get_array(name)
         if arr is None:
@@ -132,15 +161,27 @@ def _prepare(plan, scope, feed_arrays) -> dict:
             raise UninitializedError(
                 f"{where(op.type, op.callsite)}: variable {name!r} has no value in the scope; "
                 "run the startup program first (exe.run(startup_program))")
+        expect = plan.persist_expect.get(name)
+        if expect is not None and (arr.shape != expect[0] or arr.dtype != expect[1]):
+            _wrong_value(plan, name, arr, expect)
         env[name] = arr
     acquire = memory.cpu.acquire
     for name, arr in feed_arrays.items():
         if name in plan.persistables:
             scope._set_array(name, arr)
+            env[name] = arr
         else:
+            env[name] = arr   # in env first: an interrupt in between leaves nothing counted for good
             acquire(arr)
-        env[name] = arr
-    return env
+
+
+def _wrong_value(plan, name, arr, expect) -> None:
+    """A persistable's scope value (set by hand?) does not have its variable's shape or dtype."""
+    op = next(s.op for s in plan.steps if name in s.op.input_arg_names)
+    error = ShapeError if arr.shape != expect[0] else DTypeError
+    raise error(f"{where(op.type, op.callsite)}: variable {name!r} is declared with shape {fmt_shape(expect[0])} "
+                f"dtype {np.dtype(expect[1]).name}, but its value in the scope has shape {fmt_shape(arr.shape)} dtype "
+                f"{arr.dtype} (was it set by hand?)")
 
 
 def _run_steps(plan, env, scope) -> None:
@@ -243,12 +284,7 @@ def _feed_array(var, value) -> np.ndarray:
                             f"(convert with .astype('{var.dtype}'))")
         arr = value
     else:
-        raw = np.asarray(value)
-        if raw.dtype.kind == "f" and want.kind in "iub":
-            raise FeedError(f"feed {var.name!r}: expected dtype {var.dtype}, got floating-point values")
-        if raw.dtype.kind not in "biuf":
-            raise FeedError(f"feed {var.name!r}: expected numbers of dtype {var.dtype}, got {raw.dtype}")
-        arr = raw.astype(want)
+        arr = from_python(var, value)
     shape = var.shape
     if len(arr.shape) != len(shape) or any(d != -1 and d != a for d, a in zip(shape, arr.shape)):
         raise FeedError(f"feed {var.name!r}: expected shape {fmt_shape(shape)}, got {fmt_shape(arr.shape)}")

@@ -9,6 +9,7 @@ own threads (one lock around each update; uncontended it costs well under a micr
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 
@@ -20,28 +21,44 @@ def _root(arr: np.ndarray) -> np.ndarray:
     return base
 
 
-class MemoryTracker:
-    """Counts bytes of distinct live buffers handed to ``acquire`` and not yet ``release``d."""
+class _Ref(weakref.ref):
+    """A weak reference to a counted buffer, with its count of holders and its size."""
 
-    __slots__ = ("_live", "current", "peak", "_lock")
+    __slots__ = ("key", "count", "nbytes")
+
+
+class MemoryTracker:
+    """Counts bytes of distinct live buffers handed to ``acquire`` and not yet ``release``d.
+
+    The tracker holds only weak references: a buffer whose last holder dropped it without a
+    ``release`` (a Scope the user let go of, a run interrupted between two statements) stops
+    being counted when NumPy frees it.
+    """
+
+    __slots__ = ("_live", "current", "peak", "_lock", "_gone")
 
     def __init__(self):
-        self._live: dict[int, list] = {}  # id(root) -> [root, refcount]
+        self._live: dict[int, _Ref] = {}  # id(root) -> weak reference to root
         self.current = 0
         self.peak = 0
-        self._lock = threading.Lock()
+        # reentrant: a buffer freed by the garbage collector while this thread holds the lock
+        # calls back into the tracker
+        self._lock = threading.RLock()
+        self._gone = self._forget
 
     def acquire(self, arr) -> None:
         if not isinstance(arr, np.ndarray):
             return
         root = _root(arr)
+        key = id(root)
         with self._lock:
-            entry = self._live.get(id(root))
-            if entry is not None:
-                entry[1] += 1
+            ref = self._live.get(key)
+            if ref is not None and ref() is root:
+                ref.count += 1
                 return
-            self._live[id(root)] = [root, 1]
-            self.current += root.nbytes
+            ref = self._live[key] = _Ref(root, self._gone)
+            ref.key, ref.count, ref.nbytes = key, 1, root.nbytes
+            self.current += ref.nbytes
             if self.current > self.peak:
                 self.peak = self.current
 
@@ -50,13 +67,20 @@ class MemoryTracker:
             return
         root = _root(arr)
         with self._lock:
-            entry = self._live.get(id(root))
-            if entry is None:
+            ref = self._live.get(id(root))
+            if ref is None or ref() is not root:
                 return
-            entry[1] -= 1
-            if entry[1] == 0:
-                del self._live[id(root)]
-                self.current -= root.nbytes
+            ref.count -= 1
+            if ref.count == 0:
+                del self._live[ref.key]
+                self.current -= ref.nbytes
+
+    def _forget(self, ref) -> None:
+        """Weak-reference callback: a counted buffer was freed without being released."""
+        with self._lock:
+            if self._live.get(ref.key) is ref:
+                del self._live[ref.key]
+                self.current -= ref.nbytes
 
     def reset_peak(self) -> None:
         with self._lock:

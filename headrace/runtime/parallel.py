@@ -15,7 +15,10 @@
    caller's scope is ignored (with a warning) when that program never ran with it.
 3. Each place runs the executor's loop on its own plan with its own communicator installed
    (``ops.collective.using``); place 0 runs in the calling thread.  If one place fails, the
-   group is aborted so no place waits forever, and the first real error is raised naming its place.
+   group is aborted so no place waits forever, and the first real error is raised naming its place
+   (of its own type; a Ctrl-C stays the ``KeyboardInterrupt``, raised once every place stopped).
+   The places may have applied different parts of a failed step, so every place then takes place
+   0's values (the caller's scope is the authoritative copy) before the next run.
 4. Fetches: ``return_merged=True`` concatenates each fetch's per-place values along dim 0 (0-D
    values are stacked: a scalar loss comes back with shape (places,)); ``return_merged=False``
    gives, per fetch, the list of per-place values (as the reference).
@@ -24,13 +27,15 @@ from __future__ import annotations
 
 import threading
 import warnings
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..core.errors import FeedError, HeadraceError
+from ..core.errors import FeedError
 from ..ops.collective import using
 from .collective import ThreadGroup
+from .feeds import batch_mismatch
 from .scope import LoDTensor, Scope, global_scope
 
 
@@ -46,61 +51,78 @@ def _written_only_here(plan0, plan) -> tuple:
     return cached[1]
 
 
+class _PlaceScopes:
+    """The private scopes of places >= 1 for one caller's scope, and what was last synced into
+    them: ``{name: place 0's (array, store count)}`` after the last sync or successful run."""
+
+    __slots__ = ("locals", "synced", "__weakref__")
+
+    def __init__(self, n):
+        self.locals = [Scope() for _ in range(n)]
+        self.synced = {}
+
+
 class ParallelRunner:
     def __init__(self, num_places: int, share_from: "ParallelRunner | None" = None):
         self.num_places = num_places
         self.group = ThreadGroup(num_places)
         self._pool = ThreadPoolExecutor(max_workers=num_places - 1) if num_places > 1 else None
         self._share_from = share_from
-        self._local_scopes = {}   # id(user scope) -> (user scope, [Scope per place >= 1])
-        self._synced = {}         # (id(user scope), name) -> place 0's (array, store count) after the last sync/run
-        self._last_scope = None   # the caller's scope of the latest run (what share_vars_from shares)
+        # caller's scope -> its _PlaceScopes; weak: dropping the scope frees its place copies
+        self._local_scopes = weakref.WeakKeyDictionary()
+        self._last_scope = None   # weakref to the caller's scope of the latest run (what share_vars_from shares)
 
     # --- scopes ----------------------------------------------------------------------------------
     def _scopes(self, scope) -> list:
-        if self._share_from is not None:
-            return self._shared_scopes(scope)
-        self._last_scope = scope
-        entry = self._local_scopes.get(id(scope))
-        if entry is None or entry[0] is not scope:
-            entry = self._local_scopes[id(scope)] = (scope, [Scope() for _ in range(self.num_places - 1)])
-        return [scope] + entry[1]
+        scope, entry = self._entry(scope)
+        return [scope] + entry.locals
 
-    def _shared_scopes(self, scope) -> list:
+    def _entry(self, scope) -> tuple:
+        """``(place 0's scope, its _PlaceScopes)`` for the caller's ``scope``: the caller's own, or
+        with ``share_vars_from`` those of the program shared from."""
+        if self._share_from is not None:
+            return self._shared_entry(scope)
+        self._last_scope = weakref.ref(scope)
+        entry = self._local_scopes.get(scope)
+        if entry is None:
+            entry = self._local_scopes[scope] = _PlaceScopes(self.num_places - 1)
+        return scope, entry
+
+    def _shared_entry(self, scope) -> tuple:
         """``share_vars_from``: the place scopes of the program shared from.  As the reference, the
         caller's scope is ignored when it is not one that program ran with (with a warning)."""
         source = self._share_from
-        entry = source._local_scopes.get(id(scope))
-        if entry is not None and entry[0] is scope:
-            return [scope] + entry[1]
-        if source._last_scope is None:
-            raise ValueError("with_data_parallel: share_vars_from has not run yet, so there are no "
-                             "variables to share; run it first")
+        entry = source._local_scopes.get(scope)
+        if entry is not None:
+            return scope, entry
+        last = source._last_scope() if source._last_scope is not None else None
+        if last is None:
+            raise ValueError("with_data_parallel: share_vars_from has not run yet (or the scope it ran "
+                             "with is gone), so there are no variables to share; run it first")
         warnings.warn("share_vars_from is set: the scope passed to Executor.run is ignored; the places "
-                      "use the scopes of the program shared from", stacklevel=6)
-        return source._scopes(source._last_scope)
+                      "use the scopes of the program shared from", stacklevel=7)
+        return source._entry(last)
 
-    def _sync_persistables(self, scope, scopes, names) -> None:
+    def _sync_persistables(self, scope, entry, names) -> None:
         """Copy place 0's value of each persistable into the other places when it changed."""
-        owner = self._share_from or self
+        synced = entry.synced
         for name in names:
             mark = scope._write_mark(name)
             if mark is None:
                 continue  # the executor reports it, naming the op that reads it
-            key = (id(scope), name)
-            seen = owner._synced.get(key)
+            seen = synced.get(name)
             if seen is not None and seen[0] is mark[0] and seen[1] == mark[1]:
                 continue
-            for local in scopes[1:]:
+            for local in entry.locals:
                 local._set_array(name, mark[0].copy())
-            owner._synced[key] = mark
+            synced[name] = mark
 
-    def _remember(self, scope, names) -> None:
-        owner = self._share_from or self
+    @staticmethod
+    def _remember(scope, entry, names) -> None:
         for name in names:
             mark = scope._write_mark(name)
             if mark is not None:
-                owner._synced[(id(scope), name)] = mark
+                entry.synced[name] = mark
 
     # --- feeds ------------------------------------------------------------------------------------
     def _split_feeds(self, compiled, feed) -> list:
@@ -127,7 +149,11 @@ class ParallelRunner:
                 for k in range(n):
                     per_place[k][name] = value
                 continue
-            arr = np.asarray(value)
+            try:
+                arr = np.asarray(value)
+            except (ValueError, TypeError) as exc:
+                raise FeedError(f"feed {name!r}: cannot be split across places: not an array ({exc}; "
+                                "a ragged nested list?)") from None
             if arr.ndim == 0:
                 raise FeedError(f"feed {name!r}: a 0-D value cannot be split across {n} places "
                                 "(give it a leading batch dimension)")
@@ -172,13 +198,22 @@ class ParallelRunner:
                 raise FeedError(f"on place {k} of {self.num_places}: {err}") from err
             arrays.append(checked)
             plans.append(executor._plan(program, tuple(checked), fetch_names))
-        scopes = self._scopes(scope)
-        scope = scopes[0]
+        scope, entry = self._entry(scope)
+        scopes = [scope] + entry.locals
         persist = sorted({n for plan in plans for n in plan.persist_reads})
-        self._sync_persistables(scope, scopes, persist)
-        results = self._run_places(executor, plans, scopes, arrays)
+        self._sync_persistables(scope, entry, persist)
+        try:
+            results = self._run_places(executor, plans, scopes, arrays)
+        except BaseException as exc:
+            # the places may have applied different parts of this step: every place takes place
+            # 0's values (the caller's scope, the authoritative copy) before the next run
+            entry.synced.clear()
+            mismatch = batch_mismatch(compiled.program, feed, exc) if isinstance(feed, dict) else None
+            if mismatch is not None and isinstance(exc, Exception):
+                raise mismatch from exc
+            raise
         self._collect_owned_state(plans, scopes)
-        self._remember(scope, persist)
+        self._remember(scope, entry, persist)
         if not compiled._data_parallel:
             merged = results[0]
         elif return_merged:
@@ -214,18 +249,45 @@ class ParallelRunner:
         if n == 1:
             return [one(0)]
         futures = [self._pool.submit(_guarded, one, k, group) for k in range(1, n)]
-        outcomes = [_guarded(one, 0, group)] + [f.result() for f in futures]
+        outcomes = [_guarded(one, 0, group)] + _wait_all(futures, group)
         errors = [(k, err) for k, (ok, err) in enumerate(outcomes) if not ok]
         if errors:
             group.reset()
             real = [(k, e) for k, e in errors if not _broken_barrier(e)]
             k, err = (real or errors)[0]
-            if isinstance(err, HeadraceError):
-                placed = type(err)(f"on place {k} of {n}: {err}")
-                placed.headrace_op = getattr(err, "headrace_op", None)
-                raise placed from err
-            raise RuntimeError(f"on place {k} of {n}: {type(err).__name__}: {err}") from err
+            raise _placed(err, k, n) from err
         return [value for _, value in outcomes]
+
+
+def _wait_all(futures, group) -> list:
+    """The other places' outcomes.  A Ctrl-C while waiting aborts the group and still waits for
+    every place to stop (none keeps running into the next step), then counts as place 0's error."""
+    outcomes, interrupt = [], None
+    for future in futures:
+        while True:
+            try:
+                outcomes.append(future.result())
+                break
+            except KeyboardInterrupt as exc:
+                interrupt = exc
+                group.abort()
+    if interrupt is not None:
+        group.reset()
+        raise interrupt
+    return outcomes
+
+
+def _placed(err, k, n) -> BaseException:
+    """The error a failed place ``k`` raises to the caller: of the original's type (a Ctrl-C stays
+    the KeyboardInterrupt itself), its message prefixed with the place."""
+    if not isinstance(err, Exception):
+        return err
+    try:
+        placed = type(err)(f"on place {k} of {n}: {err}")
+    except Exception:  # noqa: BLE001 - a type whose constructor wants other arguments
+        return RuntimeError(f"on place {k} of {n}: {type(err).__name__}: {err}")
+    placed.headrace_op = getattr(err, "headrace_op", None)
+    return placed
 
 
 def _guarded(fn, k, group):

@@ -9,7 +9,7 @@ reads is fed, persistable (read from the scope) or produced by an earlier op.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core.errors import FeedError, FetchError, fmt_shape, where
 from ..core.roles import BUFFER_ATTR
@@ -17,6 +17,7 @@ from ..ops.registry import lookup
 from ..ops.step import CHECK_KERNELS, Step
 from ..passes import liveness
 from ..passes.schedule import alias_classes, execution_order
+from . import interrupt
 
 
 class PlannedStep(Step):
@@ -44,6 +45,25 @@ class PlannedStep(Step):
         return f"{name}{declared}" + (f" (got {got})" if got is not None and got != declared else "")
 
 
+class UpdateStep(PlannedStep):
+    """A step writing a persistable variable (in place): a Ctrl-C waits until its kernel is done
+    (``runtime/interrupt.py``), so no variable is left half-updated."""
+
+    __slots__ = ()
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.plain = False   # the executor goes through ``call``
+
+    def call(self, ins, buffers=None, expect=None, attrs=None):
+        if not interrupt.enter():
+            return Step.call(self, ins, buffers, expect, attrs)
+        try:
+            return Step.call(self, ins, buffers, expect, attrs)
+        finally:
+            interrupt.leave()
+
+
 def _expected_meta(block):
     """Check mode: an output's inferred ``(shape, dtype)`` (dims may be -1)."""
     def expect(name):
@@ -61,6 +81,10 @@ class Plan:
     persistables: frozenset   # every persistable name the program touches
     fetch_names: tuple
     feed_names: tuple
+    updates: bool = False     # some step writes a persistable (Ctrl-C is deferred around it)
+    # persistable read from the scope -> (shape, NumPy dtype) its value must have (declared
+    # without -1 dims); a value set by hand that differs is an error, not a broadcast
+    persist_expect: dict = field(default_factory=dict)
 
 
 def build_plan(program, feed_names, fetch_names) -> Plan:
@@ -70,10 +94,21 @@ def build_plan(program, feed_names, fetch_names) -> Plan:
     live = liveness.analyze(ops, lambda op: lookup(op.type).no_need_buffer,
                             keep=frozenset(fetch_names), never_free=persistables)
     donors = _buffer_donors(ops, live, frozenset(fetch_names))
-    steps = [PlannedStep(lookup(op.type), op, program, tuple(live.free_after[i]),
-                         tuple(live.strip_after[i]), donors[i])
+    steps = [(UpdateStep if persistables.intersection(op.output_arg_names) else PlannedStep)(
+                 lookup(op.type), op, program, tuple(live.free_after[i]), tuple(live.strip_after[i]), donors[i])
              for i, op in enumerate(ops)]
-    return Plan(steps, tuple(persist_reads), persistables, tuple(fetch_names), tuple(feed_names))
+    updates = any(type(step) is UpdateStep for step in steps)
+    return Plan(steps, tuple(persist_reads), persistables, tuple(fetch_names), tuple(feed_names), updates,
+                _persist_expect(program, persist_reads))
+
+
+def _persist_expect(program, names) -> dict:
+    expect = {}
+    for name in names:
+        var = program.global_block()._find_var_recursive(name)
+        if var is not None and var.shape is not None and var.dtype is not None and -1 not in var.shape:
+            expect[name] = (tuple(var.shape), var.dtype.numpy)
+    return expect
 
 
 def _check_reads(program, ops, fed, persistables, fetch_names) -> list:

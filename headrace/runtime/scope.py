@@ -37,11 +37,21 @@ class LoDTensor:
             _tracker.release(old)
 
     def set(self, array, place=None) -> None:
-        """Copy ``array`` into this tensor (``place`` is accepted for API compatibility)."""
+        """Copy ``array`` into this tensor (``place`` is accepted for API compatibility).  A tensor
+        that holds a value keeps its shape and dtype: a value of another shape or dtype is an
+        error (it would broadcast, or silently change the program's dtype)."""
+        from ..core.errors import DTypeError, ShapeError
         from .places import check_runnable
 
         check_runnable(place)
-        self._store(np.array(array, copy=True))
+        value = np.array(array, copy=True)
+        old = self._array
+        if old is not None and (value.shape != old.shape or value.dtype != old.dtype):
+            error = ShapeError if value.shape != old.shape else DTypeError
+            raise error(f"LoDTensor.set: the tensor holds shape {list(old.shape)} dtype {old.dtype}, the new value "
+                        f"has shape {list(value.shape)} dtype {value.dtype}; convert it first (e.g. "
+                        f"value.astype('{old.dtype}').reshape({list(old.shape)}))")
+        self._store(value)
 
     def _clear(self) -> None:
         if self._array is not None:

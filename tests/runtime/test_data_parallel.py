@@ -155,12 +155,16 @@ def test_reduce_keeps_parameters_identical_on_every_place():
     bs.reduce_strategy = BS.ReduceStrategy.Reduce
     prog = static.CompiledProgram(main).with_data_parallel(loss_name=loss.name, build_strategy=bs,
                                                            places=static.cpu_places(2))
-    train(main, startup, loss, feeds, prog)
+    scope, exe = static.Scope(), static.Executor(static.CPUPlace())
+    with static.scope_guard(scope):   # kept alive: the place scopes live as long as the caller's
+        exe.run(startup)
+        for feed in feeds:
+            exe.run(prog, feed=feed, fetch_list=[loss])
     programs, = prog._compiled.values()
     updates = [sum(op.type == "momentum" for op in p.global_block().ops) for p in programs]
     trainable = [p for p in main.all_parameters() if p.trainable]
     assert sum(updates) == len(trainable) and min(updates) > 0  # each update on exactly one place
-    scopes = prog._runner._scopes(next(iter(prog._runner._local_scopes.values()))[0])
+    scopes = prog._runner._scopes(scope)
     for param in trainable:
         np.testing.assert_array_equal(scopes[0]._get_array(param.name), scopes[1]._get_array(param.name))
 

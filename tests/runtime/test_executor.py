@@ -153,12 +153,13 @@ def test_kernel_failure_names_the_op_and_line():
         a = static.data("a", [None, 3], "float32")
         b = static.data("b", [None, 3], "float32")
         c = paddle.add(a, b)  # batch sizes disagree at run time
-    with pytest.raises(KernelError) as info:
+    with pytest.raises(FeedError, match="'a' \\(batch 2\\) and 'b' \\(batch 4\\)") as info:
         Executor().run(main, feed={"a": np.ones((2, 3), "float32"), "b": np.ones((4, 3), "float32")},
                        fetch_list=[c], scope=Scope())
     message = str(info.value)
     assert "op `elementwise_add`" in message and "test_executor.py" in message
     assert "X=a[-1, 3]" in message
+    assert isinstance(info.value.__cause__, KernelError)
 
 
 def test_gpu_place_is_a_clear_error():

@@ -6,13 +6,14 @@ from ...nn import layers as _L
 from ...nn.initializer import Normal
 from ...nn.layer import Layer
 from ...nn.param_attr import ParamAttr
+from ...core.errors import AttrError, located
 
 
 def _act(x, act):
     if act is None:
         return x
     if not isinstance(act, str) or not hasattr(F, act):
-        raise ValueError(f"unknown activation {act!r}")
+        raise located(AttrError, f"unknown activation {act!r}")
     return getattr(F, act)(x)
 
 
@@ -39,7 +40,7 @@ class Embedding(Layer):
                  dtype="float32"):
         super().__init__("embedding", dtype)
         if len(size) != 2:
-            raise ValueError(f"Embedding: size must be [vocab_size, embedding_dim], got {size}")
+            raise located(AttrError, f"Embedding: size must be [vocab_size, embedding_dim], got {size}")
         self._size, self._is_sparse, self._padding_idx = [int(s) for s in size], is_sparse, padding_idx
         self.weight = self.create_parameter(self._size, param_attr)
 
