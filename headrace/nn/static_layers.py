@@ -18,6 +18,7 @@ from ..eager.tensor import Tensor
 from ..ops.apply import apply_op, apply_op_single
 from .initializer import Constant, Normal, XavierInitializer
 from .param_attr import ParamAttr
+from .weight_norm import WeightNormParamAttr, create_weight_normalized
 
 
 def _static_only(layer: str) -> None:
@@ -93,9 +94,18 @@ def parameter_spec(shape, dtype, attr, is_bias, default_initializer, name_prefix
 
 def create_parameter(shape, dtype, attr=None, is_bias=False, default_initializer=None,
                      name_prefix=None):
-    """Create a parameter in the main program and its initializer in the startup program."""
+    """Create a parameter in the main program and its initializer in the startup program (a
+    ``WeightNormParamAttr``: two parameters and the ops computing the weight, ``nn/weight_norm.py``)."""
     attr, shape, dtype, name, initializer = parameter_spec(shape, dtype, attr, is_bias, default_initializer,
                                                            name_prefix)
+    if isinstance(attr, WeightNormParamAttr):
+        def make(part_name, part_shape, part_attr, part_init):
+            return _new_parameter(part_name, part_shape, dtype, part_attr, part_init or Constant(0.0))
+        return create_weight_normalized(shape, dtype, attr, name, initializer, make)
+    return _new_parameter(name, shape, dtype, attr, initializer)
+
+
+def _new_parameter(name, shape, dtype, attr, initializer):
     main = context.default_main_program()
     startup = context.default_startup_program()
     param = main.global_block().create_parameter(

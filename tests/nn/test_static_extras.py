@@ -220,3 +220,42 @@ def test_print_rejects_unknown_phase_at_build():
     from tests.ops.harness import check_build_error
 
     check_build_error("print", {"In": np.ones(2)}, {"print_phase": "sometimes"}, AttrError)
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_weight_norm_param_attr(dim):
+    from tests.ops.gradcheck import check_program_grad
+
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [-1, 3], "float64")
+        y = static.nn.fc(x, size=2, weight_attr=static.WeightNormParamAttr(dim=dim, name="wn"),
+                         bias_attr=False)
+    names = sorted(p.name for p in main.all_parameters())
+    assert names == ["wn_g", "wn_v"]
+    g_shape = [1] if dim is None else [[3, 2][dim]]
+    assert list(main.global_block().var("wn_g").shape) == g_shape
+    feed = {"x": rng.standard_normal((4, 3))}
+    scope = static.Scope()
+    exe = static.Executor()
+    exe.run(startup, scope=scope)
+    v = np.array(scope._get_array("wn_v"))
+    (out,) = exe.run(main, feed=feed, fetch_list=[y], scope=scope)
+    np.testing.assert_allclose(out, feed["x"] @ v, rtol=1e-12)        # g starts at ||v||: w = v
+    g = rng.uniform(0.5, 2.0, g_shape)
+    scope._set_array("wn_g", g)
+    axes = None if dim is None else tuple(a for a in range(2) if a != dim)
+    norm = np.sqrt(np.sum(v * v, axis=axes, keepdims=True))
+    w = (g.reshape(-1, 1) if dim == 0 else g) * v / norm
+    (out,) = exe.run(main, feed=feed, fetch_list=[y], scope=scope)
+    np.testing.assert_allclose(out, feed["x"] @ w, rtol=1e-12)
+
+    def build():
+        h = static.nn.fc(static.data("x", [-1, 3], "float64"), size=2, bias_attr=False,
+                         weight_attr=static.WeightNormParamAttr(dim=dim, name="wn"))
+        return paddle.sum(h * h)
+    check_program_grad(build, feed, ["wn_v", "wn_g"])
+    with pytest.raises(AttrError, match="dim"):
+        static.WeightNormParamAttr(dim=1.5)
+    with static_mode_guard(False), pytest.raises(RuntimeError, match="static programs"):
+        paddle.nn.Linear(3, 2, weight_attr=static.WeightNormParamAttr())
