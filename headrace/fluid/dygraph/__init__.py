@@ -13,6 +13,7 @@ from ...optimizer.lr import FluidPiecewiseDecay as PiecewiseDecay
 from ...optimizer.lr import LearningRateDecay
 from . import nn
 from .nn import BatchNorm, Conv2D, Dropout, Embedding, LayerNorm, Linear
+from .pool import Pool2D
 
 
 @contextlib.contextmanager
@@ -36,5 +37,5 @@ def to_variable(value, name=None, zero_copy=None, dtype=None):
     return out
 
 
-__all__ = ["BatchNorm", "Conv2D", "Dropout", "Embedding", "Layer", "LayerNorm", "LearningRateDecay", "Linear",
+__all__ = ["Pool2D", "BatchNorm", "Conv2D", "Dropout", "Embedding", "Layer", "LayerNorm", "LearningRateDecay", "Linear",
            "PiecewiseDecay", "Sequential", "enable_grad", "enabled", "guard", "no_grad", "nn", "to_variable"]
