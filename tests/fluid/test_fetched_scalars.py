@@ -149,3 +149,39 @@ def test_recognize_digits_style_loop_runs():
     assert len(lines) == 4 and lines[0].startswith("Pass 0, Batch 0, Cost ")
     assert np.isfinite(avg) and 0.0 <= np.array(accs).mean() <= 1.0 and "avg_cost" in summary
     assert losses[-1] < losses[0]        # it trains
+
+
+def test_dygraph_mnist_style_loop_runs():
+    """The 1.x dygraph chapter: layers from fluid.dygraph, loss by fluid.layers.mean, progress
+    printed with "%f" of loss.numpy(), values collected with float() and [0]."""
+    class Net(fluid.dygraph.Layer):
+        def __init__(self):
+            super().__init__()
+            self.conv = fluid.dygraph.Conv2D(num_channels=1, num_filters=4, filter_size=3, act="relu")
+            self.pool = fluid.dygraph.Pool2D(pool_size=2, pool_stride=2)
+            self.fc = fluid.dygraph.Linear(4 * 3 * 3, 10, act="softmax")
+
+        def forward(self, x):
+            h = self.pool(self.conv(x))
+            return self.fc(fluid.layers.reshape(h, [-1, 4 * 3 * 3]))
+
+    data = rng.uniform(0, 1, (32, 1, 8, 8)).astype("float32")
+    labels = (data.reshape(32, -1).sum(1) > 32).astype("int64").reshape(-1, 1)
+    with fluid.dygraph.guard():
+        net = Net()
+        opt = fluid.optimizer.Adam(learning_rate=0.01, parameter_list=net.parameters())
+        lines, losses = [], []
+        for step in range(8):
+            img = fluid.dygraph.to_variable(data[step % 2 * 16:step % 2 * 16 + 16])
+            label = fluid.dygraph.to_variable(labels[step % 2 * 16:step % 2 * 16 + 16])
+            prediction = net(img)
+            avg_loss = fluid.layers.mean(fluid.layers.cross_entropy(prediction, label))
+            acc = fluid.layers.accuracy(prediction, label)
+            avg_loss.backward()
+            opt.minimize(avg_loss)
+            net.clear_gradients()
+            if step % 4 == 0:
+                lines.append("epoch 0 step %d, loss %f, acc %f" % (step, avg_loss.numpy(), acc.numpy()))
+            losses.append(float(avg_loss.numpy()))
+            assert avg_loss.numpy()[0] == losses[-1]
+    assert len(lines) == 2 and np.isfinite(np.array(losses).mean()) and losses[-1] < losses[0]
