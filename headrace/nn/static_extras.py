@@ -76,3 +76,29 @@ def device_guard(device=None):
         return
     with context.device_scope(device):
         yield
+
+
+def auc(input, label, curve="ROC", num_thresholds=2 ** 12 - 1, topk=1, slide_steps=1,  # noqa: A002
+        ins_tag_weight=None):
+    """``static.auc``: (global AUC, AUC of the last ``slide_steps`` batches, [batch_stat_pos,
+    batch_stat_neg, stat_pos, stat_neg]); the counts are persistable int64 variables that
+    accumulate across runs (op ``auc``, ``ops/metric.py``)."""
+    from .static_layers import create_global_var
+
+    if ins_tag_weight is not None:
+        raise NotImplementedError("static.auc: ins_tag_weight is not supported")
+    if topk != 1:
+        raise ValueError(f"static.auc: only topk=1 is supported (as the reference), got {topk}")
+    width = int(num_thresholds) + 1
+    rows = max(int(slide_steps), 1)
+    batch_pos = create_global_var([rows, width], 0, "int64", persistable=True)
+    batch_neg = create_global_var([rows, width], 0, "int64", persistable=True)
+    stat_pos = create_global_var([1, width], 0, "int64", persistable=True)
+    stat_neg = create_global_var([1, width], 0, "int64", persistable=True)
+    common = {"curve": curve, "num_thresholds": int(num_thresholds)}
+    batch_auc = apply_op("auc", {"Predict": input, "Label": label, "StatPos": batch_pos, "StatNeg": batch_neg},
+                         {**common, "slide_steps": int(slide_steps)},
+                         {"StatPosOut": batch_pos, "StatNegOut": batch_neg})["AUC"][0]
+    global_auc = apply_op("auc", {"Predict": input, "Label": label, "StatPos": stat_pos, "StatNeg": stat_neg},
+                          {**common, "slide_steps": 0}, {"StatPosOut": stat_pos, "StatNegOut": stat_neg})["AUC"][0]
+    return global_auc, batch_auc, [batch_pos, batch_neg, stat_pos, stat_neg]

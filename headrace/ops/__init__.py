@@ -6,6 +6,7 @@ from . import activation, reduce, loss, linalg, shape, concat_slice, nn, conv, n
 from . import collective, fused  # noqa: F401
 from . import coalesce  # noqa: F401
 from . import debug  # noqa: F401
+from . import metric  # noqa: F401
 from .apply import apply_op, apply_op_single
 from .registry import OpDef, has_op, lookup, registered_ops
 
