@@ -131,6 +131,8 @@ RULES = {
     "reduce_min_grad": lambda attrs, ins, outs: ({grad_name("X"): [("fresh", 0)]}, {}),
     "dropout_grad": _dropout_grad,
     "fused_elemwise_add_activation_grad": _fused_add_act_grad,
+    "reshape_tensor": _reshape_like("X", "Out"),                       # issue 16 (ops/dynamic_shape.py)
+    "reshape_tensor_grad": _reshape_like(DOUT, grad_name("X")),
 }
 
 

@@ -188,18 +188,6 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, 
                            name_key=_key("pool2d", name))
 
 
-def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, data_format="NCHW", name=None):
-    return pool2d(x, kernel_size, "max", stride if stride is not None else kernel_size, padding,
-                  ceil_mode=ceil_mode, name=name, data_format=data_format)
-
-
-def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, data_format="NCHW",
-               name=None):
-    return pool2d(x, kernel_size, "avg", stride if stride is not None else kernel_size, padding,
-                  ceil_mode=ceil_mode, name=name, exclusive=exclusive, data_format=data_format)
-
-
-
 # --- layers' computations (both modes; parameters are passed in) ---------------------------------
 def linear(x, weight, bias=None, name=None):
     """``x @ weight (+ bias)``: ops ``matmul_v2`` and ``elementwise_add``; weight is [in, out]."""
@@ -272,3 +260,21 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-05, name=
         ins["Bias"] = bias
     return apply_op("layer_norm", ins, {"begin_norm_axis": rank - len(shape), "epsilon": float(epsilon)},
                     name_key=_key("layer_norm", name))["Y"][0]
+
+
+from .tensor_manip import one_hot  # noqa: E402,F401  (paddle.nn.functional.one_hot; issue 16)
+# --- issue 16, nn layers: more activations, pooling, convolutions, norms, dropouts, shuffles ------
+from .functional_activation import (celu, elu, glu, hardshrink, hardsigmoid, hardswish, hardtanh,  # noqa: E402,F401
+                                    log_sigmoid, log_softmax, logsigmoid, maxout, mish, prelu, relu6, rrelu,
+                                    selu, silu, softmax2d, softplus, softshrink, softsign, swish, tanhshrink,
+                                    thresholded_relu)
+from .functional_attention import scaled_dot_product_attention, sequence_mask, swiglu  # noqa: E402,F401
+from .functional_3d import (adaptive_avg_pool3d, adaptive_max_pool3d, avg_pool3d, conv3d,  # noqa: E402,F401
+                            conv3d_transpose, max_pool3d)
+from .functional_conv import conv1d, conv1d_transpose, conv2d_transpose  # noqa: E402,F401
+from .functional_misc import (alpha_dropout, bilinear, channel_shuffle, dropout1d, dropout2d,  # noqa: E402,F401
+                              dropout3d, feature_alpha_dropout, fold, pixel_shuffle, pixel_unshuffle, unfold)
+from .functional_norm import group_norm, instance_norm, local_response_norm  # noqa: E402,F401
+from .functional_pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: E402,F401
+                                 adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,
+                                 lp_pool1d, lp_pool2d, max_unpool1d, max_unpool2d)

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from ..core.errors import HeadraceError
 from . import data_parallel, fuse_elementwise_act, fuse_relu_depthwise_conv, inplace, memory_reuse, sync_batch_norm
-from . import fuse_all_reduce, fuse_optimizer
 from . import validate_loaded  # noqa: F401  (installs Program.from_dict's validator)
+from . import fuse_all_reduce, fuse_optimizer
 
 # pass name -> the function that applies it
 PASSES = {
