@@ -142,7 +142,7 @@ def test_recognize_digits_style_loop_runs():
             lines.append("Pass %d, Batch %d, Cost %f, Acc %f" % (0, step, loss_v, acc_v))
         losses.append(float(loss_v))
         accs.append(float(acc_v))
-        assert loss_v[0] == losses[-1]
+        assert loss_v[0] == losses[-1] and acc_v[0] == accs[-1] and acc_v.shape == (1,)
     test_loss, test_acc = exe.run(test_program, feed={"pixel": data, "label": labels}, fetch_list=[avg_loss, acc])
     avg = np.array(losses).mean()
     summary = "Test with Epoch %d, avg_cost: %s, acc: %s" % (0, test_loss, test_acc)
