@@ -185,3 +185,18 @@ def test_dygraph_mnist_style_loop_runs():
             losses.append(float(avg_loss.numpy()))
             assert avg_loss.numpy()[0] == losses[-1]
     assert len(lines) == 2 and np.isfinite(np.array(losses).mean()) and losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize("make", [lambda t: fluid.layers.mean(t), lambda t: paddle.mean(t),
+                                  lambda t: fluid.layers.reduce_sum(fluid.layers.cast(t, "int64"))])
+def test_eager_idioms_on_shape_1_and_0d(make):
+    with fluid.dygraph.guard():
+        value = make(fluid.dygraph.to_variable(X.round())).numpy()
+    want = np.asarray(value).reshape(()).item()
+    assert isinstance(value, np.ndarray) and value.size == 1
+    assert float(value) == float(want) and int(value) == int(want) and bool(value) is True
+    assert "%f" % value == "%f" % want and "%d" % value == "%d" % int(want)
+    assert "{:.3f}".format(value) == "{:.3f}".format(want) and f"{value:>8.1f}" == f"{want:>8.1f}"
+    if value.dtype.kind == "i":
+        assert operator.index(value) == want
+    assert not isinstance(value * 2, ScalarArray)
