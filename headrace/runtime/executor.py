@@ -277,6 +277,8 @@ def _release_env(env, persist) -> None:
 def _feed_array(var, value) -> np.ndarray:
     if isinstance(value, LoDTensor):
         value = np.asarray(value)
+    if isinstance(value, np.ndarray) and type(value) is not np.ndarray:   # e.g. a fetched ScalarArray
+        value = value.view(np.ndarray)
     want = var.dtype.numpy
     if isinstance(value, np.ndarray):
         if value.dtype != want:

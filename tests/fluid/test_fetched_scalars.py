@@ -7,6 +7,7 @@ import pytest
 
 import headrace as paddle
 import headrace.fluid as fluid
+import headrace.static as static
 from headrace.core.fetched import ScalarArray
 
 rng = np.random.default_rng(21)
@@ -200,3 +201,19 @@ def test_eager_idioms_on_shape_1_and_0d(make):
     if value.dtype.kind == "i":
         assert operator.index(value) == want
     assert not isinstance(value * 2, ScalarArray)
+
+
+def test_a_fetched_value_fed_back_is_a_plain_array():
+    x = fluid.layers.data(name="x", shape=[1], dtype="float32", append_batch_size=False)
+    passed = static.Print(x, print_phase="backward")       # its kernel returns its input itself
+    out = fluid.layers.scale(fluid.layers.reshape(passed, [1, 1]), 2.0)
+    exe = fluid.Executor(fluid.CPUPlace())
+    (first,) = exe.run(feed={"x": np.array([1.5], "float32")}, fetch_list=[out])
+    assert isinstance(first, ScalarArray)
+    back = first.reshape(1)
+    assert isinstance(back, ScalarArray)
+    (second, same) = exe.run(feed={"x": back}, fetch_list=[out, passed])   # kernels never see the subclass
+    assert float(second) == 6.0 and second.shape == (1, 1) and float(same) == 3.0
+    with fluid.dygraph.guard():
+        t = fluid.dygraph.to_variable(first)
+        assert type(t._value) is np.ndarray
