@@ -171,11 +171,9 @@ class OpNode(Node):
             env[name] = value.unpack(value.value) if type(value) is _Packed else value
         for name, grad, meta in zip(self.out_grad_names, out_grads, self.out_metas):
             env[name] = grad if grad is not None else np.zeros(meta.shape, meta.dtype)
-        for gop in self.grad_ops:
-            opdef = lookup(gop.type)
-            attrs = resolve_attrs(opdef, gop.attrs, gop.type, self.callsite)
-            step = Step.from_slots(opdef, gop.type, self.callsite, gop.inputs, gop.outputs, attrs,
-                                   note=f"the gradient of `{self.op_type}`")
+        note = f"the gradient of `{self.op_type}`"
+        for opdef, gtype, ins, outs, attrs, ctx in self.grad_ops:
+            step = Step(opdef, gtype, self.callsite, ins, outs, attrs, note=note, ctx=ctx)
             _, outs = step.run(env)
             for slot, names, many in step.outs:
                 values = outs[slot] if many else (outs[slot],)
@@ -188,6 +186,18 @@ class OpNode(Node):
         self.freed = True
         self.saved = None
         self.grad_ops = None
+
+
+def prepare_grad_ops(grad_ops, callsite) -> list:
+    """A node's gradient ops (``GradOp`` descriptions) made ready for ``OpNode.apply``:
+    ``(opdef, type, ins, outs, resolved attrs, KernelContext)`` each, shareable between nodes."""
+    prepared = []
+    for gop in grad_ops:
+        opdef = lookup(gop.type)
+        attrs = resolve_attrs(opdef, gop.attrs, gop.type, callsite)
+        step = Step.from_slots(opdef, gop.type, callsite, gop.inputs, gop.outputs, attrs)
+        prepared.append((opdef, gop.type, step.ins, step.outs, attrs, step.ctx))
+    return prepared
 
 
 def pack_saved(value):

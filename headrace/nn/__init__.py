@@ -6,10 +6,14 @@ from .layers import (GELU, BatchNorm, BatchNorm1D, BatchNorm2D, Conv2D, Dropout,
                      LayerNorm, LeakyReLU, Linear, ReLU, Sequential, Sigmoid, Softmax, Tanh)
 from .param_attr import ParamAttr
 from ..optimizer.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
+from .loss_layers import *  # noqa: F401,F403  (CrossEntropyLoss, MSELoss, ... CosineSimilarity, PairwiseDistance)
+from .loss_layers import __all__ as _loss_layers
+from .resize import *  # noqa: F401,F403  (Pad1D/2D/3D, ZeroPad*, ConstantPad*, ReflectionPad*, ..., Upsample*)
+from .resize import __all__ as _resize_layers
 
 __all__ = ["ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue", "GELU", "BatchNorm", "BatchNorm1D", "BatchNorm2D", "Conv2D", "Dropout", "Embedding", "Flatten",
            "LayerNorm", "Layer", "LeakyReLU", "Linear", "ParamAttr", "ReLU", "Sequential", "Sigmoid",
-           "Softmax", "Tanh", "functional", "initializer"]
+           "Softmax", "Tanh", "functional", "initializer"] + _loss_layers + _resize_layers
 
 # --- issue 16, nn layers ---------------------------------------------------------------------------
 from .activation_layers import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,  # noqa: E402

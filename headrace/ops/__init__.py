@@ -4,6 +4,7 @@ from . import registry  # noqa: F401  (installs the op checker into core)
 from . import creation, elementwise  # noqa: F401
 from . import activation, reduce, loss, linalg, shape, concat_slice, nn, conv, norm, optim, clip  # noqa: F401
 from . import collective, fused  # noqa: F401
+from . import optim_more, loss_more, resize, lr_schedule  # noqa: F401
 from . import coalesce  # noqa: F401
 from . import debug  # noqa: F401
 from . import metric  # noqa: F401
