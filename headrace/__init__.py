@@ -23,6 +23,8 @@ from .nn.tensor import (add, add_n, arange, assign, cast, concat, divide, flatte
                         uniform, unsqueeze, zeros, zeros_like)
 from .runtime import CPUPlace, CUDAPinnedPlace, CUDAPlace, is_compiled_with_cuda
 from . import device, distributed, incubate, nn, optimizer, regularizer, static  # noqa: E402
+from .distributed import DataParallel  # noqa: E402
+from . import io  # noqa: E402,F401
 # --- tensor ops (issue 16): the math/search/manipulation/creation families, in-place variants,
 # methods on Tensor/Variable, dtype names and the device functions
 from .nn import paddle_ops as _paddle_ops  # noqa: E402
@@ -49,7 +51,7 @@ def __getattr__(name):
 
 
 __all__ = [
-    "amp", "autograd", "grad",
+    "DataParallel", "io", "amp", "autograd", "grad",
     "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "ParamAttr", "Tensor", "abs", "add", "add_n", "arange",
     "assign", "bool", "cast", "concat", "device", "disable_static", "distributed", "divide", "enable_grad",
     "enable_static", "exp", "incubate", "flatten", "float16", "float32", "float64", "full", "gaussian",

@@ -41,6 +41,7 @@ from ..ops.step import Step
 grad_enabled = True     # gradients tracked (outputs may require grad)
 recording = True        # nodes recorded (False inside track_only)
 _hooks: list = []       # stack of (pack, unpack)
+grad_listeners: list = []  # objects told when a leaf's gradient is final in a backward (_LeafCounter)
 _seq = itertools.count()
 
 
@@ -265,6 +266,33 @@ def _count_edges(stack, deps, boundary) -> None:
                     stack.append(parent)
 
 
+class _LeafCounter:
+    """Tells ``grad_listeners`` (``leaf_ready(tensor)``, ``backward_done()``) when a leaf's gradient
+    is final in this backward: when the last edge into it has been processed."""
+
+    def __init__(self, deps, roots):
+        self.pending = {}
+        for node in deps:
+            for edge in node.edges:
+                if type(edge) is not tuple and edge is not None:
+                    self.pending[id(edge)] = self.pending.get(id(edge), 0) + 1
+        self.listeners = list(grad_listeners)
+        for root in roots:
+            if root._node is None:
+                self.arrived(root, counted=False)
+
+    def arrived(self, leaf, counted=True) -> None:
+        left = self.pending.get(id(leaf), 0) - counted
+        self.pending[id(leaf)] = left
+        if left == 0:
+            for listener in self.listeners:
+                listener.leaf_ready(leaf)
+
+    def done(self) -> None:
+        for listener in self.listeners:
+            listener.backward_done()
+
+
 # gradient hooks (``Tensor.register_hook``): id(leaf tensor) -> hooks (Tensors compare elementwise,
 # so they are no dict keys; the entry goes when the tensor does), node -> {output index: hooks}
 _leaf_hooks: dict = {}
@@ -318,12 +346,26 @@ def _node_outputs_ready(node, out_grads, watch, sink) -> None:
                 sink(key, grad)
 
 
+_backward_depth = [0]   # > 0 inside a backward (a reentrant recompute runs one within another)
+
+
 def run_backward(roots, root_grads, retain_graph=False, boundary=None, sink=None, watch=None) -> None:
     """Backpropagate ``root_grads`` (arrays) from the tensors ``roots`` into leaf ``.grad``.
     ``boundary`` = (first seq, message): reaching a node recorded earlier raises that message.
     ``sink(tensor, grad)`` receives the leaves' gradients instead of ``.grad`` (``paddle.grad``),
     and ``watch`` maps ``(node, output index)`` of non-leaf tensors to the key ``sink`` gets their
-    complete gradient under."""
+    complete gradient under.  ``grad_listeners`` hear about the outermost backward into ``.grad``
+    only: a leaf reached only through a nested one (a recompute's) may still get gradient from
+    elsewhere, so it counts as ready at the end."""
+    _backward_depth[0] += 1
+    try:
+        _run_backward(roots, root_grads, retain_graph, boundary, sink, watch,
+                      notify=_backward_depth[0] == 1 and sink is None)
+    finally:
+        _backward_depth[0] -= 1
+
+
+def _run_backward(roots, root_grads, retain_graph, boundary, sink, watch, notify) -> None:
     pending = {}       # node -> [grad per output]
     deps = {}          # node -> number of edges into it not processed yet
     ready = []
@@ -342,6 +384,7 @@ def run_backward(roots, root_grads, retain_graph=False, boundary=None, sink=None
         else:
             _to_leaf(edge, grad, sink)
     _count_edges(stack, deps, boundary)
+    leaves = _LeafCounter(deps, roots) if grad_listeners and notify else None
     for node, count in deps.items():
         if count == 0:
             heapq.heappush(ready, (-node.seq, id(node), node))
@@ -368,3 +411,7 @@ def run_backward(roots, root_grads, retain_graph=False, boundary=None, sink=None
                     heapq.heappush(ready, (-parent.seq, id(parent), parent))
             elif grad is not None:
                 _to_leaf(edge, grad, sink)
+            if leaves is not None and type(edge) is not tuple and edge is not None:
+                leaves.arrived(edge)
+    if leaves is not None:
+        leaves.done()

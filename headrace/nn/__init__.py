@@ -27,7 +27,8 @@ from .layers_3d import (AdaptiveAvgPool3D, AdaptiveMaxPool3D, AdaptiveMaxPool3d,
 from .misc_layers import (AlphaDropout, Bilinear, ChannelShuffle, Dropout2D, Dropout3D,  # noqa: E402
                           FeatureAlphaDropout, Fold, Identity, PixelShuffle, PixelUnshuffle, Unflatten, Unfold)
 from .norm_layers import BatchNorm3D, GroupNorm, InstanceNorm1D, InstanceNorm2D, InstanceNorm3D  # noqa: E402
-from .norm_layers import LocalResponseNorm, SpectralNorm, SyncBatchNorm  # noqa: E402
+from .norm_layers import LocalResponseNorm, SpectralNorm  # noqa: E402
+from .sync_batch_norm import SyncBatchNorm  # noqa: E402  (multi-process aware: issue 19)
 from .rnn import GRU, LSTM, RNN, BiRNN, SimpleRNN  # noqa: E402
 from .rnn_cells import GRUCell, LSTMCell, RNNCellBase, SimpleRNNCell  # noqa: E402
 from .transformer import (MultiHeadAttention, Transformer, TransformerDecoder,  # noqa: E402

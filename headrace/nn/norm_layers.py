@@ -114,33 +114,6 @@ class BatchNorm3D(_BatchNormBase):
                          use_global_stats, name)
 
 
-class SyncBatchNorm(_BatchNormBase):
-    """Batch normalization whose statistics cover the whole data-parallel batch.  One process
-    holds the whole batch here, so it computes what ``BatchNorm2D`` computes; a static program
-    run data parallel in-process is rewritten to the ``sync_batch_norm`` op by the
-    ``BuildStrategy.sync_batch_norm`` pass."""
-
-    def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None, bias_attr=None,
-                 data_format="NCHW", name=None):
-        super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, data_format, None, name)
-
-    @classmethod
-    def convert_sync_batchnorm(cls, layer):
-        """``layer`` with every BatchNorm*D sublayer (or itself) replaced by a SyncBatchNorm holding
-        the same parameters and running statistics."""
-        if isinstance(layer, _BatchNormBase) and not isinstance(layer, cls):
-            converted = cls.__new__(cls)
-            Layer.__init__(converted)
-            for key in ("_momentum", "_epsilon", "_data_format", "_use_global_stats", "_name", "training"):
-                setattr(converted, key, getattr(layer, key))
-            for key in ("weight", "bias", "_mean", "_variance"):
-                setattr(converted, key, getattr(layer, key))
-            return converted
-        for name, sub in list(layer._sub_layers.items()):
-            layer._sub_layers[name] = cls.convert_sync_batchnorm(sub)
-        return layer
-
-
 class SpectralNorm(Layer):
     """``forward(weight)``: ``weight`` divided by its spectral norm, estimated by ``power_iters``
     rounds of power iteration from the fixed random vectors ``weight_u`` [H] and ``weight_v`` [W]

@@ -14,10 +14,11 @@ from ..eager.tensor import Tensor
 from ..ops.apply import apply_op_single
 from . import functional as F
 from . import tensor as T
-from . import (tensor_create, tensor_extra, tensor_index, tensor_manip, tensor_math, tensor_misc, tensor_reduce,
-               tensor_search)
+from . import (tensor_create, tensor_extra, tensor_index, tensor_manip, tensor_math, tensor_misc, tensor_more,
+               tensor_reduce, tensor_search)
 
-_MODULES = (tensor_math, tensor_search, tensor_manip, tensor_reduce, tensor_create, tensor_extra, tensor_misc)
+_MODULES = (tensor_math, tensor_search, tensor_manip, tensor_reduce, tensor_create, tensor_extra, tensor_misc,
+            tensor_more)
 
 
 def clip(x, min=None, max=None, name=None):  # noqa: A002
@@ -99,7 +100,7 @@ _INPLACE = ["abs_", "acos_", "addmm_", "atan_", "bitwise_and_", "bitwise_invert_
             "squeeze_", "sub_", "subtract_", "t_", "tan_", "tanh_", "transpose_", "tril_", "triu_", "trunc_",
             "unsqueeze_", "add_", "frac_", "cumprod_", "index_add_", "index_fill_", "bitwise_left_shift_",
             "bitwise_right_shift_", "lerp_", "put_along_axis_", "i0_", "sinc_", "ldexp_", "logit_", "erfinv_",
-            "polygamma_", "renorm_", "index_put_", "baddbmm_"]
+            "polygamma_", "renorm_", "index_put_", "baddbmm_", "masked_scatter_", "multigammaln_"]
 _RESHAPING = {"reshape_", "flatten_", "squeeze_", "unsqueeze_", "t_", "transpose_"}
 
 

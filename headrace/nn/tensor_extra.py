@@ -291,7 +291,32 @@ def sinc(x, name=None):
     return TS.where(zero, T.ones([], x.dtype), T.divide(_F["sin"](safe), safe))
 
 
-__all__ = ["bincount", "bucketize", "column_stack", "cummax", "cummin", "cumprod", "diff", "dsplit", "dstack",
+def unique_consecutive(x, return_inverse=False, return_counts=False, axis=None, dtype="int64", name=None):
+    """x (flattened when axis is None) with runs of equal neighbours collapsed, and optionally the
+    inverse map and the run lengths (no gradient)."""
+    attrs = {"axis": [] if axis is None else [int(axis)], "dtype": str(dtype)}
+    outs = apply_op("unique_consecutive", {"X": x}, attrs, name_key=T._key("unique_consecutive", name))
+    result = [outs["Out"][0]]
+    if return_inverse:
+        result.append(outs["Index"][0])
+    if return_counts:
+        result.append(outs["Counts"][0])
+    return result[0] if len(result) == 1 else tuple(result)
+
+
+def mode(x, axis=-1, keepdim=False, name=None):
+    """``(values, indices)``: the most frequent value along ``axis`` (the smallest on ties) and its
+    last position (int64)."""
+    outs = apply_op("mode", {"X": x}, {"axis": int(axis), "keepdim": bool(keepdim)}, name_key=T._key("mode", name))
+    return outs["Out"][0], outs["Indices"][0]
+
+
+def polygamma(x, n, name=None):
+    """The n-th derivative of digamma (x > 0 for n >= 1)."""
+    return apply_op_single("polygamma", {"X": x}, {"n": int(n)}, name_key=T._key("polygamma", name))
+
+
+__all__ = ["mode", "polygamma", "unique_consecutive", "bincount", "bucketize", "column_stack", "cummax", "cummin", "cumprod", "diff", "dsplit", "dstack",
            "histogram", "hsplit", "index_add", "index_fill", "isin", "isneginf", "isposinf", "isreal", "ldexp", "lerp",
            "logcumsumexp", "positive", "put_along_axis", "repeat_interleave", "row_stack", "searchsorted",
            "select_scatter", "sinc", "slice_scatter", "take", "tensor_split", "tril_indices", "triu_indices",

@@ -95,11 +95,25 @@ def make_inplace(func, name, reshape=False):
 
 
 # --- the index -----------------------------------------------------------------------------------
+def _plain_int(v) -> bool:
+    return type(v) is int or (isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)))
+
+
 def _simple(items) -> bool:
-    return all(i is Ellipsis or (isinstance(i, numbers.Integral) and not isinstance(i, (bool, np.bool_)))
-               or (isinstance(i, slice) and i.step in (None, 1) and not any(
-                   isinstance(v, (Tensor, Variable)) for v in (i.start, i.stop)))
-               for i in items)
+    """Ints, step-1 slices with int bounds and ``...`` only (the ``slice`` op's indices)."""
+    for item in items:
+        if type(item) is int or item is Ellipsis:
+            continue
+        if type(item) is slice:
+            if item.step not in (None, 1):
+                return False
+            for bound in (item.start, item.stop):
+                if bound is not None and not _plain_int(bound):
+                    return False
+            continue
+        if not _plain_int(item):
+            return False
+    return True
 
 
 def _bound(v):

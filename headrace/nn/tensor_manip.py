@@ -18,11 +18,16 @@ from . import tensor as T
 
 
 def _ints(values, what):
+    """A list of ints from an int, a list (entries may be 1-element eager Tensors) or an eager int
+    Tensor; a static Variable here is not supported (its value is known only at run time)."""
     if isinstance(values, numbers.Integral):
         return [int(values)]
-    if isinstance(values, (Tensor, Variable)):
-        raise TypeError(f"{what}: a tensor is not supported here; give a list of ints")
-    return [int(v) for v in values]
+    if isinstance(values, Variable) or (not isinstance(values, Tensor) and any(isinstance(v, Variable)
+                                                                                for v in values)):
+        raise NotImplementedError(f"{what}: a static Variable is not supported here yet; give ints")
+    if isinstance(values, Tensor):
+        return [int(v) for v in values.numpy().reshape(-1)]
+    return [int(v.item()) if isinstance(v, Tensor) else int(v) for v in values]
 
 
 def stack(x, axis=0, name=None):

@@ -30,6 +30,8 @@ _UNARY = {
     "isfinite": ("isfinite_v2", "whether x is finite (bool)"), "signbit": ("signbit", "whether the sign bit is set"),
     "logical_not": ("logical_not", "not x (bool)"), "bitwise_not": ("bitwise_not", "~x"),
     "bitwise_invert": ("bitwise_not", "~x"),
+    "i0": ("i0", "modified Bessel function I0"), "i0e": ("i0e", "exp(-|x|) I0(x)"),
+    "i1": ("i1", "modified Bessel function I1"), "i1e": ("i1e", "exp(-|x|) I1(x)"),
 }
 
 _BINARY = {

@@ -1,4 +1,5 @@
-"""Counting and bucketing ops, none differentiable: ``searchsorted``, ``bincount``, ``histogram``.
+"""Counting and bucketing ops, none differentiable: ``searchsorted``, ``bincount``, ``histogram``,
+``unique_consecutive``.
 
 ``searchsorted`` finds, per value, the insertion index into the last axis of a sorted sequence
 (``right``: after equal entries); ``bincount`` counts non-negative integers (weighted sums with
@@ -95,3 +96,45 @@ def _histogram_kernel(ins, attrs, ctx):
 register("histogram", inputs=["X"], outputs=["Out"], attrs={"bins": 100, "min": 0.0, "max": 0.0},
          infer=_histogram_infer, kernel=_histogram_kernel, grad=NO_GRADIENT,
          doc="Out = counts of X in `bins` equal bins over [min, max] (the data's range when both are 0)")
+
+
+def _unique_consecutive_infer(ctx):
+    shape, axis = ctx.shape("X"), ctx.attr("axis")
+    dtype = ctx.attr("dtype")
+    if axis:
+        a = int(axis[0])
+        if not -len(shape) <= a < len(shape):
+            ctx.fail_attr("axis", f"an axis of X {fmt_shape(shape)}", axis)
+        a %= len(shape)
+        ctx.set("Out", [-1 if i == a else d for i, d in enumerate(shape)], ctx.dtype("X"))
+        ctx.set("Index", (shape[a],), dtype)
+    else:
+        ctx.set("Out", (-1,), ctx.dtype("X"))
+        ctx.set("Index", (-1 if -1 in shape else int(np.prod(shape, dtype=np.int64)),), dtype)
+    ctx.set("Counts", (-1,), dtype)
+
+
+def _unique_consecutive_kernel(ins, attrs, ctx):
+    x, axis = ins["X"], attrs["axis"]
+    a = int(axis[0]) % x.ndim if axis else 0
+    lines = np.moveaxis(x, a, 0) if axis else x.reshape(-1)
+    n = lines.shape[0]
+    if n == 0:
+        starts = np.zeros(0, dtype=np.int64)
+    else:
+        flat = lines.reshape(n, -1)
+        change = np.any(flat[1:] != flat[:-1], axis=1)
+        starts = np.concatenate([[0], np.nonzero(change)[0] + 1]).astype(np.int64)
+    dtype = np.dtype(str(attrs["dtype"]))
+    out = lines[starts]
+    inverse = np.cumsum(np.isin(np.arange(n), starts)) - 1
+    counts = np.diff(np.append(starts, n))
+    return {"Out": np.ascontiguousarray(np.moveaxis(out, 0, a) if axis else out),
+            "Index": inverse.astype(dtype), "Counts": counts.astype(dtype)}
+
+
+register("unique_consecutive", inputs=["X"], outputs=["Out", "Index", "Counts"],
+         attrs={"axis": [], "dtype": "int64"}, infer=_unique_consecutive_infer, kernel=_unique_consecutive_kernel,
+         grad=NO_GRADIENT,
+         doc="Out = X (flattened, or slices along axis[0]) with runs of equal neighbours collapsed; Index maps "
+             "each element to its run, Counts are the run lengths")

@@ -1,5 +1,6 @@
 """Cumulative ops besides ``cumsum`` (``manip.py``): ``cumprod``, ``cummax``/``cummin`` (values
-and int64 indices) and ``logcumsumexp``, along one axis.
+and int64 indices), ``logcumsumexp`` and ``mode`` (the most frequent value, the smallest on ties, and
+its last index, as the reference CPU kernel), along one axis.
 
 Gradients: ``cumprod``'s is exact with zeros: ``dX_i = L_i * S_i`` with ``L`` the exclusive
 running product and ``S_i = dOut_i + X_{i+1} S_{i+1}`` (no division); ``cummax``/``cummin`` send
@@ -129,3 +130,60 @@ register("logcumsumexp", inputs=["X"], outputs=["Out"], attrs={"axis": -1}, infe
                                          if ins["X"].ndim else ins["X"].copy()},
          grad=Gradient(_logcumsumexp_grad_kernel, inputs=("X",), outputs=("Out",)),
          doc="Out = log(cumsum(exp(X))) along `axis`, computed without overflow")
+
+
+# --- mode ------------------------------------------------------------------------------------------
+def _mode_infer(ctx):
+    shape = ctx.shape("X")
+    dtype = ctx.check_dtype("X", FLOATS + (int32, int64))
+    try:
+        axis = axis_index(ctx.attr("axis"), max(len(shape), 1), "axis", shape)
+    except BadShape as bad:
+        raise_bad_shape(ctx, bad)
+    out = [1 if i == axis else d for i, d in enumerate(shape)] if ctx.attr("keepdim") else \
+        [d for i, d in enumerate(shape) if i != axis]
+    ctx.set("Out", out, dtype)
+    ctx.set("Indices", out, int64)
+
+
+def _row_mode(row):
+    """(the most frequent value — the smallest on ties, NaN counted last — and its last index)."""
+    values, counts = np.unique(row, return_counts=True)
+    value = values[int(np.argmax(counts))]
+    hits = np.isnan(row) if isinstance(value, float) and np.isnan(value) else row == value
+    return value, int(np.nonzero(hits)[0][-1])
+
+
+def _mode_kernel(ins, attrs, ctx):
+    x = ins["X"]
+    if x.ndim == 0:
+        return {"Out": x.copy(), "Indices": np.zeros((), np.int64)}
+    axis = attrs["axis"] % x.ndim
+    rows = np.moveaxis(x, axis, -1)
+    out, idx = np.empty(rows.shape[:-1], x.dtype), np.empty(rows.shape[:-1], np.int64)
+    for k in np.ndindex(*rows.shape[:-1]):
+        out[k], idx[k] = _row_mode(rows[k])
+    if attrs["keepdim"]:
+        out, idx = np.expand_dims(out, axis), np.expand_dims(idx, axis)
+    return {"Out": out, "Indices": idx}
+
+
+def _mode_grad_kernel(ins, attrs, ctx):
+    if DX not in ctx.wanted:
+        return {}
+    x, idx, dout = ins["X"], ins["Indices"], ins[DOUT]
+    if x.ndim == 0:
+        return {DX: dout.copy()}
+    axis = attrs["axis"] % x.ndim
+    if not attrs["keepdim"]:
+        idx, dout = np.expand_dims(idx, axis), np.expand_dims(dout, axis)
+    dx = np.zeros(x.shape, dtype=x.dtype)
+    np.put_along_axis(dx, idx, dout, axis)
+    return {DX: dx}
+
+
+register("mode", inputs=["X"], outputs=["Out", "Indices"], attrs={"axis": -1, "keepdim": False},
+         infer=_mode_infer, kernel=_mode_kernel,
+         grad=Gradient(_mode_grad_kernel, inputs=("X",), outputs=("Indices",), no_need_buffer=["X"]),
+         doc="Out = the most frequent value along `axis` (the smallest on ties), Indices = its last position; "
+             "the gradient goes to that position (the reference's convention)")

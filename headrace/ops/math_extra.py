@@ -9,9 +9,12 @@ zeros are handled exactly); ``logsumexp``'s is ``Out@GRAD * exp(X - Out)``; ``re
 ``sign(X) |X|^(p-1) / Out^(p-1)`` (0 where Out is 0; the inf-norms send it to the extremes as
 amax does; p = 0 counts nonzeros and has a zero gradient).  ``reduce_all``/``reduce_any`` have
 none.  ``einsum`` takes one or two operands without repeated subscripts in one operand and
-without ``...``; other equations raise ``NotImplementedError``.
+without ``...``; other equations raise ``NotImplementedError``.  ``polygamma`` (attribute ``n``) is the n-th
+derivative of digamma; its gradient is ``polygamma`` of order n + 1.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -280,3 +283,48 @@ register("einsum", inputs=[many("Operands")], outputs=["Out"], attrs={"equation"
          infer=_einsum_infer, kernel=_einsum_kernel,
          grad=Gradient(_einsum_grad_kernel, inputs=("Operands",), input_grads=("Operands",)),
          doc="Out = the Einstein summation `equation` of one or two operands")
+
+
+# --- polygamma -------------------------------------------------------------------------------------
+_B2K = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
+
+
+def polygamma(x, n):
+    """psi^(n)(x) for x > 0 (NaN elsewhere), n >= 0, in float64: the recurrence
+    psi^(n)(x) = psi^(n)(x+1) - (-1)^n n! / x^(n+1) up to x >= 20, then the asymptotic series."""
+    from .math_unary import digamma
+    x = np.asarray(x, dtype=np.float64)
+    if n == 0:
+        return digamma(x)
+    ok = x > 0
+    z = np.where(ok, x, 1.0)
+    fact = math.factorial(n)
+    shift = np.zeros_like(z)
+    while np.any(z < 20):
+        small = z < 20
+        shift = shift - np.where(small, (-1) ** n * fact / z ** (n + 1), 0.0)
+        z = np.where(small, z + 1, z)
+    series = math.factorial(n - 1) / z ** n + fact / (2 * z ** (n + 1))
+    for k, b in enumerate(_B2K, start=1):
+        series = series + b * math.factorial(2 * k + n - 1) / math.factorial(2 * k) / z ** (2 * k + n)
+    return np.where(ok, (-1) ** (n + 1) * series + shift, np.nan)
+
+
+def _polygamma_infer(ctx):
+    if int(ctx.attr("n")) < 0:
+        ctx.fail_attr("n", "a non-negative order", ctx.attr("n"))
+    ctx.set("Out", ctx.shape("X"), ctx.check_dtype("X", FLOATS))
+
+
+def _polygamma_grad_kernel(ins, attrs, ctx):
+    if DX not in ctx.wanted:
+        return {}
+    x, dout = ins["X"], ins[DOUT]
+    return {DX: np.asarray(dout * polygamma(x, int(attrs["n"]) + 1), dtype=x.dtype)}
+
+
+register("polygamma", inputs=["X"], outputs=["Out"], attrs={"n": REQUIRED}, infer=_polygamma_infer,
+         kernel=lambda ins, attrs, ctx: {"Out": np.asarray(polygamma(ins["X"], int(attrs["n"])),
+                                                           dtype=ins["X"].dtype)},
+         grad=Gradient(_polygamma_grad_kernel, inputs=("X",)),
+         doc="Out = the n-th derivative of digamma at X (X > 0; NaN elsewhere for n >= 1)")

@@ -9,7 +9,8 @@ Out; the gradient op reads ``reads`` (the forward slot "X" or "Out") and ``Out@G
 
 Semantics follow the reference: ``round`` rounds halves away from zero (not NumPy's half to even),
 ``rsqrt(x) = 1 / sqrt(x)``, ``reciprocal(x) = 1 / x``, ``frac(x) = x - trunc(x)``.  Special
-functions without a NumPy ufunc (``erf``, ``erfinv``, ``lgamma``, ``digamma``) are computed in
+functions without a NumPy ufunc (``erf``, ``erfinv``, ``lgamma``, ``digamma``, ``i0``/``i0e``/``i1``/``i1e``
+from ``ops/bessel.py``) are computed in
 float64 and rounded once to the input's dtype.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 from ..core.dtypes import bool_, float32, float64, int8, int16, int32, int64, uint8
 from .gradrule import NO_GRADIENT, Gradient, grad_slot
 from .registry import register
+from .bessel import i0, i0e, i1, i1e
 from .special import erf
 
 FLOATS = (float32, float64)
@@ -120,6 +122,28 @@ def _round_half_away(x):
     return t + np.sign(x) * (np.abs(x - t) >= 0.5)
 
 
+def _safe_x(x):
+    x = x.astype(np.float64, copy=False)
+    return x, np.where(x == 0, 1.0, x)
+
+
+def _i1_slope(x):
+    """d I1 / dx = I0 - I1 / x (1/2 at 0)."""
+    x, nz = _safe_x(x)
+    return np.where(x == 0, 0.5, i0(x) - i1(x) / nz)
+
+
+def _i1e_slope(x):
+    """d i1e / dx = i0e - i1e / x - sign(x) i1e (1/2 at 0)."""
+    x, nz = _safe_x(x)
+    e = i1e(x)
+    return np.where(x == 0, 0.5, i0e(x) - e / nz - np.sign(x) * e)
+
+
+def _cast_like(value, x):
+    return np.asarray(value).astype(x.dtype, copy=False)
+
+
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -156,6 +180,14 @@ _UNARY = {
     "trunc": (np.trunc, ZERO, NUMBERS, "Out = X rounded toward zero; the gradient is zero"),
     "frac": (lambda x: x - np.trunc(x), ("X", lambda x, d: d.copy()), FLOATS, "Out = X - trunc(X)"),
     "neg": (np.negative, ("X", lambda x, d: -d), NUMBERS, "Out = -X"),
+    "i0": (_in_dtype(i0), ("X", lambda x, d: d * _cast_like(i1(x), x)), FLOATS,
+           "Out = I0(X), the modified Bessel function of order 0"),
+    "i0e": (_in_dtype(i0e), ("X", lambda x, d: d * _cast_like(i1e(x) - np.sign(x) * i0e(x), x)), FLOATS,
+            "Out = exp(-|X|) I0(X)"),
+    "i1": (_in_dtype(i1), ("X", lambda x, d: d * _cast_like(_i1_slope(x), x)), FLOATS,
+           "Out = I1(X), the modified Bessel function of order 1"),
+    "i1e": (_in_dtype(i1e), ("X", lambda x, d: d * _cast_like(_i1e_slope(x), x)), FLOATS,
+            "Out = exp(-|X|) I1(X)"),
 }
 
 

@@ -1,6 +1,7 @@
 """More random ops, drawing from ``ctx.rng`` as ``creation.py``'s fills do (a nonzero ``seed``
 attribute fixes the generator; otherwise the program's or the global one): ``randint``,
-``randperm``, ``bernoulli``, ``multinomial``, ``poisson``.  None has a gradient.
+``randperm``, ``bernoulli``, ``multinomial``, ``poisson``, ``standard_gamma``, ``binomial``.  None has a
+gradient.
 """
 from __future__ import annotations
 
@@ -95,3 +96,33 @@ register("multinomial", inputs=["X"], outputs=["Out"],
          attrs={"num_samples": 1, "replacement": False, "seed": 0}, infer=_multinomial_infer, random=True,
          kernel=_multinomial_kernel, grad=NO_GRADIENT,
          doc="Out = category indices drawn with the (unnormalised) weights of each row of X")
+
+
+def _standard_gamma_kernel(ins, attrs, ctx):
+    x = ins["X"]
+    if np.any(x <= 0):
+        raise ValueError("op `standard_gamma`: the shape parameters in X must be positive")
+    return {"Out": ctx.rng.standard_gamma(x).astype(x.dtype)}
+
+
+register("standard_gamma", inputs=["X"], outputs=["Out"], attrs={"seed": 0}, infer=_float_like_x, random=True,
+         kernel=_standard_gamma_kernel, grad=NO_GRADIENT, doc="Out ~ Gamma(X, 1), elementwise shapes")
+
+
+def _binomial_infer(ctx):
+    ctx.check_same_dtype("Count", "Prob")
+    if ctx.shape("Count") != ctx.shape("Prob"):
+        ctx.fail("Prob", f"shape {fmt_shape(ctx.shape('Count'))} (Count's)", fmt_shape(ctx.shape("Prob")))
+    ctx.set("Out", ctx.shape("Count"), int64)
+
+
+def _binomial_kernel(ins, attrs, ctx):
+    n, p = ins["Count"], ins["Prob"]
+    if np.any((p < 0) | (p > 1)) or np.any(n < 0):
+        raise ValueError("op `binomial`: counts must be >= 0 and probabilities in [0, 1]")
+    return {"Out": ctx.rng.binomial(n.astype(np.int64), p).astype(np.int64)}
+
+
+register("binomial", inputs=["Count", "Prob"], outputs=["Out"], attrs={"seed": 0}, infer=_binomial_infer,
+         random=True, kernel=_binomial_kernel, grad=NO_GRADIENT,
+         doc="Out ~ Binomial(Count, Prob), elementwise (int64)")

@@ -190,3 +190,22 @@ def test_static_getitem_with_steps_and_masks():
         got = static.Executor().run(main, feed={"x": A}, fetch_list=outs)
     for g, w in zip(got, [A[::2, ::-1], A[:, None, 1], A[A > 0], A[:, [3, 0]]]):
         np.testing.assert_array_equal(g, w)
+
+
+def test_static_setitem_on_a_parameter_writes_it_in_place():
+    with context.static_mode_guard(True):
+        main, startup = static.Program(), static.Program()
+        with static.program_guard(main, startup):
+            w = static.create_parameter([3, 2], "float32", default_initializer=paddle.nn.initializer.Constant(1.0))
+            name = w.name
+            w[0] = 5.0
+            assert w.name == name          # a persistable keeps its variable
+            out = w * 1.0
+        scope = static.global_scope()
+        exe = static.Executor()
+        exe.run(startup)
+        got = exe.run(main, fetch_list=[out])[0]
+    want = np.ones((3, 2), np.float32)
+    want[0] = 5.0
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.array(scope.find_var(name).get_tensor()), want)

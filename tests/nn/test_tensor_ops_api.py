@@ -219,3 +219,18 @@ def test_unsupported_norms_say_so():
             paddle.norm(x, p="nuc")
         with pytest.raises(NotImplementedError, match="not supported"):
             paddle.einsum("ii->i", x[:3, :3])
+
+
+def test_shape_arguments_may_be_eager_tensors_but_not_static_variables():
+    with context.static_mode_guard(False):
+        x = paddle.to_tensor(V)
+        reps = paddle.to_tensor(np.array([2, 1]))
+        np.testing.assert_array_equal(paddle.tile(x, reps).numpy(), np.tile(V, (2, 1)))
+        np.testing.assert_array_equal(paddle.expand(x, [paddle.to_tensor(np.array(3)), 4]).numpy(),
+                                      np.broadcast_to(V, (3, 4)))
+    main = static.Program()
+    with static.program_guard(main, static.Program()):
+        v = static.data("v", [4], "float64")
+        n = static.data("n", [2], "int64")
+        with pytest.raises(NotImplementedError, match="static Variable"):
+            paddle.tile(v, n)

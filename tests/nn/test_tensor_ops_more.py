@@ -223,3 +223,130 @@ def test_unsupported_options_say_so():
             paddle.put_along_axis(x, paddle.to_tensor(np.zeros((3, 1), np.int64)), 1.0, 1, reduce="mul")
         with pytest.raises(NotImplementedError, match="density"):
             paddle.histogram(x, density=True)
+
+
+def _multigammaln(a, p):
+    return np.vectorize(lambda v: p * (p - 1) / 4 * math.log(math.pi) + sum(math.lgamma(v - j / 2) for j in range(p)))(a)
+
+
+def _renorm(a, p, axis, max_norm):
+    out = a.copy()
+    for i in range(a.shape[axis]):
+        piece = np.take(a, i, axis)
+        norm = np.sum(np.abs(piece) ** p) ** (1 / p)
+        if norm > max_norm:
+            idx = [slice(None)] * a.ndim
+            idx[axis] = i
+            out[tuple(idx)] = piece * (max_norm / (norm + 1e-7))
+    return out
+
+
+def _masked_scatter(a, m, v):
+    out, k = a.copy(), 0
+    for idx in np.ndindex(a.shape):
+        if m[idx]:
+            out[idx] = v.ravel()[k]
+            k += 1
+    return out
+
+
+MORE_ROWS = [
+    ("multigammaln", lambda a: paddle.multigammaln(a, 3), lambda a: _multigammaln(a, 3), [P + 1.5]),
+    ("renorm", lambda a: paddle.renorm(a, 2.0, 1, 1.0), lambda a: _renorm(a, 2.0, 1, 1.0), [M]),
+    ("masked_scatter", lambda a, v: paddle.masked_scatter(a, a > 0, v), lambda a, v: _masked_scatter(a, a > 0, v),
+     [M, np.arange(12.0)]),
+    ("pdist", paddle.pdist, lambda a: np.array([np.linalg.norm(a[i] - a[j]) for i in range(3) for j in range(i + 1, 3)]),
+     [M]),
+    ("combinations", paddle.combinations, lambda a: np.array([[a[i], a[j]] for i in range(4) for j in range(i + 1, 4)]),
+     [V]),
+    ("combinations-repl", lambda a: paddle.combinations(a[:3], 2, with_replacement=True),
+     lambda a: np.array([[a[i], a[j]] for i in range(3) for j in range(i, 3)]), [V]),
+    ("histogram_bin_edges", lambda a: paddle.histogram_bin_edges(a, bins=4),
+     lambda a: np.histogram_bin_edges(a, 4).astype(np.float64), [M]),
+    ("multiplex", lambda a, b, i: paddle.multiplex([a, b], i), lambda a, b, i: np.where(i == 0, a, b),
+     [M, P, np.array([[1], [0], [1]])]),
+    ("shard_index", lambda a: paddle.shard_index(a, 20, 2, 1), lambda a: np.where(a // 10 == 1, a % 10, -1),
+     [np.array([[1], [12], [19], [5]])]),
+    ("softmax", paddle.softmax, lambda a: np.exp(a) / np.exp(a).sum(-1, keepdims=True), [M]),
+]
+
+
+@pytest.mark.parametrize("row", MORE_ROWS, ids=[r[0] for r in MORE_ROWS])
+def test_more_functions_in_both_modes(row):
+    test_function_in_both_modes_matches_numpy(row)
+
+
+def test_random_draws_and_refills():
+    with context.static_mode_guard(False):
+        paddle.seed(9)
+        g = paddle.standard_gamma(paddle.full([3000], 2.0, "float64")).numpy()
+        assert g.min() > 0 and abs(g.mean() - 2.0) < 0.15
+        b = paddle.binomial(paddle.full([3000], 10.0, "float64"), paddle.full([3000], 0.3, "float64")).numpy()
+        assert b.dtype == np.int64 and b.min() >= 0 and b.max() <= 10 and abs(b.mean() - 3.0) < 0.15
+        x = paddle.zeros([3000], "float64")
+        assert paddle.bernoulli_(x, 0.25) is x and set(np.unique(x.numpy())) <= {0.0, 1.0}
+        assert abs(x.numpy().mean() - 0.25) < 0.04
+        x.cauchy_(1.0, 0.5)
+        assert abs(np.median(x.numpy()) - 1.0) < 0.1
+        paddle.geometric_(x, 0.5)
+        v = x.numpy()
+        assert v.min() >= 1 and np.all(v == np.round(v)) and abs(v.mean() - 2.0) < 0.15 and x.inplace_version == 3
+        paddle.seed(9)
+        np.testing.assert_array_equal(paddle.standard_gamma(paddle.full([3000], 2.0, "float64")).numpy(), g)
+
+
+def test_multigammaln_and_renorm_gradients():
+    GRAD_ROWS_EXTRA = [("multigammaln", lambda x, v: paddle.multigammaln(x + v + 1.0, 2), (2, 3), (2, 3)),
+                       ("renorm", lambda x, v: paddle.renorm(x * v, 2.0, 0, 0.5), (3, 4), (3, 4)),
+                       ("masked_scatter", lambda x, v: paddle.masked_scatter(x, x > 1.0, v), (3, 4), (12,)),
+                       ("pdist", lambda x, v: paddle.pdist(x * v), (3, 4), (3, 4))]
+    for name, fn, xs, vs in GRAD_ROWS_EXTRA:
+        test_composite_gradients_match_finite_differences(name, fn, xs, vs)
+
+
+NAN = np.array([[1.0, np.nan, 3.0, 2.0], [np.nan] * 4, [4.0, 1.0, 2.0, 8.0]])
+
+
+@pytest.mark.parametrize("row", [
+    ("nanmedian", lambda a: paddle.nanmedian(a, axis=1), lambda a: np.array([2.0, np.nan, 3.0]), [NAN]),
+    ("nanmedian-all", paddle.nanmedian, lambda a: np.array(2.0), [NAN]),
+    ("nanquantile", lambda a: paddle.nanquantile(a, [0.3, 0.9], axis=1, keepdim=True),
+     lambda a: np.array([[[1.6], [np.nan], [1.9]], [[2.8], [np.nan], [6.8]]]), [NAN]),
+], ids=["nanmedian", "nanmedian-all", "nanquantile"])
+def test_nan_statistics_in_both_modes(row):
+    _, fn, ref, arrays = row
+    want = ref(*arrays)
+    for got in run_both(fn, arrays):
+        np.testing.assert_allclose(got[0], want, rtol=1e-12)
+
+
+def test_nanmedian_gradient():
+    a = rng.standard_normal((3, 5))
+    a[0, 1] = a[2, 4] = np.nan
+    w = rng.standard_normal(3)
+    with context.static_mode_guard(False):
+        x = paddle.to_tensor(a, stop_gradient=False)
+        (paddle.nanmedian(x, axis=1) * paddle.to_tensor(w)).sum().backward()
+    want = np.zeros_like(a)
+    for r in range(3):
+        valid = [c for c in range(5) if not np.isnan(a[r, c])]
+        order = sorted(valid, key=lambda c: a[r, c])
+        mid = (len(order) - 1) / 2
+        for k in {int(np.floor(mid)), int(np.ceil(mid))}:
+            want[r, order[k]] += w[r] / len({int(np.floor(mid)), int(np.ceil(mid))})
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
+
+
+def test_unique_consecutive_in_both_modes():
+    a = np.array([[2.0, 2.0], [3.0, 2.0]])
+    want = [np.array([2.0, 3.0, 2.0]), np.array([0, 0, 1, 2]), np.array([2, 1, 1])]
+    for got in run_both(lambda t: paddle.unique_consecutive(t, return_inverse=True, return_counts=True), [a]):
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+
+
+def test_mode_function():
+    a = np.array([[1, 2, 2], [4, 4, 1]], dtype=np.int64)
+    for got in run_both(lambda t: paddle.mode(t, axis=1, keepdim=True), [a]):
+        np.testing.assert_array_equal(got[0], [[2], [4]])
+        np.testing.assert_array_equal(got[1], [[2], [1]])

@@ -30,7 +30,7 @@ UNARY = {
                    np.array([np.nan, np.inf, -np.inf, 1.0])),
     "deg2rad": (np.deg2rad, U), "rad2deg": (np.rad2deg, U), "stanh": (lambda a: 1.7159 * np.tanh(0.67 * a), U),
     "logit": (lambda a: np.log(a / (1 - a)), np.abs(U)),
-    "erfinv": (None, U),
+    "erfinv": (None, U), "i0": (np.i0, U), "i0e": (lambda a: np.exp(-np.abs(a)) * np.i0(a), U),
 }
 
 
@@ -121,7 +121,8 @@ ARGS = {
     "unsqueeze_": (0,), "t_": (), "transpose_": ([1, 0],), "tril_": (), "triu_": (), "cumsum_": (1,),
     "masked_fill_": ("MASK", 5.0), "scatter_": ("IDS", "UPD"), "nan_to_num_": (), "pow_": (2.0,),
     "scale_": (3.0,), "cumprod_": (1,), "index_add_": ("IDS", 0, "UPD"), "index_fill_": ("IDS", 1, -2.0),
-    "index_put_": ("IDX2", "VAL2"), "ldexp_": ("INTS",), "lerp_": ("Y", 0.3), "put_along_axis_": ("IDS2", 9.0, 1),
+    "index_put_": ("IDX2", "VAL2"), "renorm_": (2.0, 0, 0.5), "masked_scatter_": ("MASK", "Y"),
+    "multigammaln_": (3,), "polygamma_": (1,), "ldexp_": ("INTS",), "lerp_": ("Y", 0.3), "put_along_axis_": ("IDS2", 9.0, 1),
 }
 _BINARY_INPLACE = {"bitwise_left_shift_", "bitwise_right_shift_", "add_", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "copysign_", "div_", "divide_",
                    "equal_", "floor_divide_", "floor_mod_", "gcd_", "greater_equal_", "greater_than_", "hypot_",

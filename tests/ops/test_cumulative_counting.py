@@ -112,3 +112,48 @@ def test_bit_shifts():
     check_forward(Case("bitwise_right_shift", {"X": x, "Y": y},
                        lambda i, a: {"Out": np.array([[0, -4, 5]], np.int64)}))
     check_both_modes("bitwise_left_shift", {"X": x, "Y": y})
+
+
+def test_unique_consecutive():
+    x = np.array([1, 1, 2, 2, 2, 1, 3, 3], dtype=np.int64)
+    runs, counts, inverse = [], [], []
+    for v in x.tolist():
+        if not runs or runs[-1] != v:
+            runs.append(v)
+            counts.append(0)
+        counts[-1] += 1
+        inverse.append(len(runs) - 1)
+    check_infer_batch(Case("unique_consecutive", {"X": x}, lambda i, a: {
+        "Out": np.array(runs), "Index": np.array(inverse), "Counts": np.array(counts)}))
+    rows = np.array([[1, 2], [1, 2], [0, 0], [1, 2]], dtype=np.int64)
+    check_infer_batch(Case("unique_consecutive", {"X": rows}, lambda i, a: {
+        "Out": np.array([[1, 2], [0, 0], [1, 2]]), "Index": np.array([0, 0, 1, 2]), "Counts": np.array([2, 1, 1])},
+        attrs={"axis": [0]}))
+    check_both_modes("unique_consecutive", {"X": x})
+
+
+def test_mode():
+    x = np.array([[3.0, 1.0, 3.0, 1.0, 2.0], [5.0, 4.0, 4.0, 5.0, 5.0], [7.0, 8.0, 9.0, 6.0, 0.5]])
+
+    def ref(ins, attrs):
+        vals, idx = [], []
+        for row in ins["X"].tolist():
+            best = max(sorted(set(row)), key=lambda v: (row.count(v), -v))   # most frequent, smallest on ties
+            vals.append(best)
+            idx.append(max(i for i, v in enumerate(row) if v == best))     # its last position
+        return {"Out": np.array(vals), "Indices": np.array(idx, dtype=np.int64)}
+    case = Case("mode", {"X": x}, ref, attrs={"axis": 1})
+    check_forward(case)
+    check_infer_batch(case)
+    # the mode is piecewise constant with jumps exactly where it is defined by ties, so finite
+    # differences say nothing; the gradient follows the reference's convention: Out@GRAD goes to
+    # the position Indices names (checked here directly, in both modes)
+    check_both_modes("mode", {"X": x}, {"axis": 1}, out_slots=("Out",))
+    from headrace.ops.kernel import context
+    from headrace.ops.registry import lookup
+    dout = np.array([0.5, -2.0, 3.0])
+    got = lookup("mode_grad").kernel({"X": x, "Indices": ref({"X": x}, {})["Indices"], "Out@GRAD": dout},
+                                     {"axis": 1, "keepdim": False}, context(["X@GRAD"]))["X@GRAD"]
+    want = np.zeros_like(x)
+    want[0, 3], want[1, 4], want[2, 4] = 0.5, -2.0, 3.0
+    np.testing.assert_array_equal(got, want)

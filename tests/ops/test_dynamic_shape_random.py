@@ -98,3 +98,17 @@ def test_random_ops_are_reproducible_and_in_range(op, attrs, inputs):
 def test_multinomial_without_replacement_needs_enough_categories():
     from headrace.core.errors import AttrError
     check_build_error("multinomial", {"X": np.ones((2, 3))}, {"num_samples": 4}, AttrError)
+
+
+def test_standard_gamma_and_binomial_ops():
+    case = Case("standard_gamma", {"X": np.full((500,), 3.0)}, lambda i, a: {}, seed=2)
+    _, out = build_and_run(case)
+    g = out["Out"][0]
+    assert g.min() > 0 and abs(g.mean() - 3.0) < 0.3
+    _, again = build_and_run(case)
+    np.testing.assert_array_equal(g, again["Out"][0])
+    case = Case("binomial", {"Count": np.full((500,), 4.0), "Prob": np.full((500,), 0.5)}, lambda i, a: {}, seed=2)
+    _, out = build_and_run(case)
+    b = out["Out"][0]
+    assert b.dtype == np.int64 and b.min() >= 0 and b.max() <= 4 and abs(b.mean() - 2.0) < 0.2
+    check_build_error("binomial", {"Count": np.ones(3), "Prob": np.ones(4)}, {}, ShapeError)

@@ -159,3 +159,28 @@ def test_einsum_mismatch_is_an_error():
     check_build_error("einsum", {"Operands": [np.zeros((2, 3)), np.zeros((4, 5))]}, {"equation": "ij,jk->ik"},
                       ShapeError, match="subscript")
     check_build_error("einsum", {"Operands": [np.zeros((2, 3))]}, {"equation": "ij,jk->ik"}, AttrError)
+
+
+def _polygamma_ref(v, n):
+    """(-1)^(n+1) n! sum_k 1/(v+k)^(n+1): 2000 terms, then the Euler-Maclaurin tail."""
+    terms = math.fsum(1.0 / (v + k) ** (n + 1) for k in range(2000))
+    a = v + 2000
+    tail = 1.0 / (n * a ** n) + 1.0 / (2 * a ** (n + 1)) + (n + 1) / (12 * a ** (n + 2))
+    return (-1) ** (n + 1) * math.factorial(n) * (terms + tail)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_polygamma(n):
+    x = rng.uniform(0.2, 6.0, (2, 3))
+    want = np.vectorize(lambda v: _polygamma_ref(v, n))(x)
+    check_forward(Case("polygamma", {"X": x}, lambda i, a: {"Out": want}, attrs={"n": n}, rtol=1e-10))
+    check_grad("polygamma", {"X": x}, {"n": n}, rtol=1e-5)
+    check_both_modes("polygamma", {"X": x}, {"n": n})
+
+
+def test_polygamma_zero_is_digamma_and_bad_order():
+    x = rng.uniform(0.5, 4.0, (3,))
+    want = np.array([(math.lgamma(v + 1e-5) - math.lgamma(v - 1e-5)) / 2e-5 for v in x])
+    check_forward(Case("polygamma", {"X": x}, lambda i, a: {"Out": want}, attrs={"n": 0}, rtol=1e-7))
+    check_grad("polygamma", {"X": x}, {"n": 0}, rtol=1e-5)
+    check_build_error("polygamma", {"X": x}, {"n": -1}, AttrError)
