@@ -90,7 +90,7 @@ class _Reducer:
     def _finish(self, bucket, totals) -> None:
         world = self.comm.world_size
         for p, total in zip(bucket, totals):
-            total = np.array(total, dtype=p._value.dtype).reshape(p._value.shape)
+            total = np.asarray(total, dtype=p._value.dtype).reshape(p._value.shape)   # fresh: ours
             total /= world
             p._grad = Tensor._wrap(total)
             p._grad_owned = True

@@ -139,7 +139,7 @@ RULES = {
 def _same_as_input(pairs):
     """Kernels that write into an input and return it (collectives on a gradient)."""
     def rule(attrs, ins, outs):
-        return {out: [("input", inp, 0)] for out, inp in pairs.items() if out in outs}, {}
+        return {out: [("input", inp, k) for k in range(len(outs[out]))] for out, inp in pairs.items() if out in outs}, {}
     return rule
 
 

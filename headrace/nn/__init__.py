@@ -23,7 +23,7 @@ from .containers import (LayerDict, LayerList, Module, ModuleDict, ModuleList, P
                          ParameterDict, ParameterList)
 from .conv_layers import Conv1D, Conv1DTranspose, Conv2DTranspose  # noqa: E402
 from .layers_3d import (AdaptiveAvgPool3D, AdaptiveMaxPool3D, AdaptiveMaxPool3d, AvgPool3D, Conv3D,  # noqa: E402
-                        Conv3d, Conv3DTranspose, MaxPool3D)
+                        Conv3d, Conv3DTranspose, MaxPool3D, MaxUnPool3D)
 from .misc_layers import (AlphaDropout, Bilinear, ChannelShuffle, Dropout2D, Dropout3D,  # noqa: E402
                           FeatureAlphaDropout, Fold, Identity, PixelShuffle, PixelUnshuffle, Unflatten, Unfold)
 from .norm_layers import BatchNorm3D, GroupNorm, InstanceNorm1D, InstanceNorm2D, InstanceNorm3D  # noqa: E402
@@ -51,4 +51,4 @@ __all__ += ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "Adap
             "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
             "MaxUnPool1D", "MaxUnPool2D", "Fold", "Unfold", "SyncBatchNorm", "LPPool1D", "LPPool1d", "LPPool2D",
             "LPPool2d", "AdaptiveAvgPool3D", "AdaptiveMaxPool3D", "AdaptiveMaxPool3d", "AvgPool3D", "Conv3D",
-            "Conv3d", "Conv3DTranspose", "MaxPool3D", "SpectralNorm"]
+            "Conv3d", "Conv3DTranspose", "MaxPool3D", "SpectralNorm", "MaxUnPool3D"]

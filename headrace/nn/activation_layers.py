@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numbers
 
+from ..core.errors import AttrError, located
 from . import functional_activation as FA
 from .initializer import Constant
 from .layer import Layer
@@ -74,7 +75,7 @@ class PReLU(Layer):
         super().__init__()
         if isinstance(num_parameters, bool) or not isinstance(num_parameters, numbers.Integral) \
                 or num_parameters <= 0:
-            raise ValueError(f"PReLU: num_parameters must be a positive int, got {num_parameters!r}")
+            raise located(AttrError, f"PReLU: num_parameters must be a positive int, got {num_parameters!r}")
         self._num_parameters, self._init = int(num_parameters), float(init)
         self._data_format, self._name = data_format, name
         self._weight = self.create_parameter([self._num_parameters], weight_attr,

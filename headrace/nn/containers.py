@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 
+from ..core.errors import ArgTypeError, AttrError, located
 from ..core import names
 from ..eager.tensor import Parameter as _EagerParameter
 from ..eager.tensor import Tensor
@@ -28,7 +29,7 @@ class LayerList(Layer):
 
     def _index(self, index):
         if not isinstance(index, numbers.Integral) or isinstance(index, bool):
-            raise TypeError(f"LayerList indices must be integers, got {type(index).__name__}")
+            raise located(ArgTypeError, f"LayerList indices must be integers, got {type(index).__name__}")
         size = len(self)
         if not -size <= index < size:
             raise IndexError(f"LayerList index {index} out of range for {size} layers")
@@ -79,12 +80,12 @@ class LayerList(Layer):
         return self
 
     def forward(self, *inputs, **kwargs):
-        raise NotImplementedError("LayerList is a container: call its layers, not the list")
+        raise located(NotImplementedError, "LayerList is a container: call its layers, not the list")
 
 
 def _checked_layer(layer):
     if not isinstance(layer, Layer):
-        raise TypeError(f"expected a Layer, got {type(layer).__name__}")
+        raise located(ArgTypeError, f"expected a Layer, got {type(layer).__name__}")
     return layer
 
 
@@ -134,16 +135,16 @@ class LayerDict(Layer):
         items = sublayers.items() if isinstance(sublayers, (dict, LayerDict)) else sublayers
         for pair in items:
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-                raise ValueError(f"LayerDict.update: expected (key, layer) pairs, got {pair!r}")
+                raise located(AttrError, f"LayerDict.update: expected (key, layer) pairs, got {pair!r}")
             self.add_sublayer(pair[0], pair[1])
 
     def forward(self, *inputs, **kwargs):
-        raise NotImplementedError("LayerDict is a container: call its layers, not the dict")
+        raise located(NotImplementedError, "LayerDict is a container: call its layers, not the dict")
 
 
 def _checked_parameter(param):
     if not isinstance(param, _PARAMETER_TYPES):
-        raise TypeError(f"expected a Parameter, got {type(param).__name__}")
+        raise located(ArgTypeError, f"expected a Parameter, got {type(param).__name__}")
     return param
 
 
@@ -179,7 +180,7 @@ class ParameterList(Layer):
         return self
 
     def forward(self, *inputs, **kwargs):
-        raise NotImplementedError("ParameterList is a container of parameters; it has no forward")
+        raise located(NotImplementedError, "ParameterList is a container of parameters; it has no forward")
 
 
 class ParameterDict(Layer):
@@ -224,7 +225,7 @@ class ParameterDict(Layer):
             self[key] = param
 
     def forward(self, *inputs, **kwargs):
-        raise NotImplementedError("ParameterDict is a container of parameters; it has no forward")
+        raise located(NotImplementedError, "ParameterDict is a container of parameters; it has no forward")
 
 
 class Parameter(_EagerParameter):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numbers
 
+from ..core.errors import AttrError, located
 from . import functional_conv as FC
 from .initializer import Normal
 from .layer import Layer
@@ -20,16 +21,16 @@ def _kernel(value, n, layer):
         return [int(value)] * n
     value = [int(v) for v in value]
     if len(value) != n or any(v <= 0 for v in value):
-        raise ValueError(f"{layer}: kernel_size must be a positive int or {n} of them, got {value}")
+        raise located(AttrError, f"{layer}: kernel_size must be a positive int or {n} of them, got {value}")
     return value
 
 
 def _check_channels(layer, in_channels, out_channels, groups):
     for what, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-            raise ValueError(f"{layer}: {what} must be a positive int, got {value!r}")
+            raise located(AttrError, f"{layer}: {what} must be a positive int, got {value!r}")
     if in_channels % groups or out_channels % groups:
-        raise ValueError(f"{layer}: in_channels ({in_channels}) and out_channels ({out_channels}) must be "
+        raise located(AttrError, f"{layer}: in_channels ({in_channels}) and out_channels ({out_channels}) must be "
                          f"divisible by groups ({groups})")
 
 
@@ -40,7 +41,7 @@ class _ConvBase(Layer):
         _check_channels(layer, in_channels, out_channels, groups)
         self._groups = int(groups)
         if padding_mode != "zeros":
-            raise ValueError(f"{layer}: only padding_mode='zeros' is supported, got {padding_mode!r}")
+            raise located(AttrError, f"{layer}: only padding_mode='zeros' is supported, got {padding_mode!r}")
         self._kernel_size = _kernel(kernel_size, n, layer)
         shape = ([in_channels, out_channels // self._groups] if transposed
                  else [out_channels, in_channels // self._groups]) + self._kernel_size

@@ -218,10 +218,13 @@ from .functional_activation import (celu, elu, glu, hardshrink, hardsigmoid, har
                                     thresholded_relu)
 from .functional_attention import scaled_dot_product_attention, sequence_mask, swiglu  # noqa: E402,F401
 from .functional_3d import (adaptive_avg_pool3d, adaptive_max_pool3d, avg_pool3d, conv3d,  # noqa: E402,F401
-                            conv3d_transpose, max_pool3d)
+                            conv3d_transpose, max_pool3d, max_unpool3d)
 from .functional_conv import conv1d, conv1d_transpose, conv2d_transpose  # noqa: E402,F401
+from .functional_inplace import (elu_, hardtanh_, leaky_relu_, relu_, softmax_, tanh_,  # noqa: E402,F401
+                                 thresholded_relu_)
 from .functional_misc import (alpha_dropout, bilinear, channel_shuffle, dropout1d, dropout2d,  # noqa: E402,F401
-                              dropout3d, feature_alpha_dropout, fold, pixel_shuffle, pixel_unshuffle, unfold)
+                              dropout3d, feature_alpha_dropout, fold, pixel_shuffle, pixel_unshuffle,
+                              temporal_shift, unfold)
 from .functional_norm import group_norm, instance_norm, local_response_norm  # noqa: E402,F401
 from .functional_pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: E402,F401
                                  adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,

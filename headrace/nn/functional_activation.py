@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..core.errors import ShapeError, fmt_shape
+from ..core.errors import ArgTypeError, AttrError, ShapeError, fmt_shape, located
 from ..ops.apply import apply_op, apply_op_single
 from .tensor import _key, cast, split
 
@@ -19,7 +19,7 @@ def _act(op_type, x, name, **attrs):
 
 def _number(value, what, func):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{func}(): {what} must be a number, got {value!r}")
+        raise located(ArgTypeError, f"{func}(): {what} must be a number, got {value!r}")
     return float(value)
 
 
@@ -60,7 +60,7 @@ def selu(x, scale=1.0507009873554804934193349852946, alpha=1.6732632423543772848
     """``scale * (x if x > 0 else alpha * (exp(x) - 1))``; scale > 1 and alpha >= 0."""
     scale, alpha = _number(scale, "scale", "selu"), _number(alpha, "alpha", "selu")
     if scale <= 1.0 or alpha < 0:
-        raise ValueError(f"selu(): scale must be > 1 and alpha >= 0, got scale={scale}, alpha={alpha}")
+        raise located(AttrError, f"selu(): scale must be > 1 and alpha >= 0, got scale={scale}, alpha={alpha}")
     return _act("selu", x, name, scale=scale, alpha=alpha)
 
 
@@ -79,7 +79,7 @@ def softshrink(x, threshold=0.5, name=None):
     """``x - threshold`` above ``threshold``, ``x + threshold`` below ``-threshold``, else 0."""
     threshold = _number(threshold, "threshold", "softshrink")
     if threshold < 0:
-        raise ValueError(f"softshrink(): threshold must be >= 0, got {threshold}")
+        raise located(AttrError, f"softshrink(): threshold must be >= 0, got {threshold}")
     return _act("softshrink", x, name, **{"lambda": threshold})
 
 
@@ -109,7 +109,7 @@ def hardtanh(x, min=-1.0, max=1.0, name=None):  # noqa: A002  (the reference's a
     """``clip(x, min, max)`` (op ``brelu``)."""
     low, high = _number(min, "min", "hardtanh"), _number(max, "max", "hardtanh")
     if low > high:
-        raise ValueError(f"hardtanh(): min ({low}) must not exceed max ({high})")
+        raise located(AttrError, f"hardtanh(): min ({low}) must not exceed max ({high})")
     return _act("brelu", x, name, t_min=low, t_max=high)
 
 
@@ -136,16 +136,16 @@ def log_softmax(x, axis=-1, dtype=None, name=None):
 def prelu(x, weight, data_format="NCHW", name=None):
     """``x`` if ``x > 0`` else ``weight * x``: ``weight`` is 1-D with one value or one per channel."""
     if data_format not in ("NC", "NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC"):
-        raise ValueError(f"prelu(): unsupported data_format {data_format!r}")
+        raise located(AttrError, f"prelu(): unsupported data_format {data_format!r}")
     if len(weight.shape) != 1:
-        raise ShapeError(f"prelu(): weight must be 1-D, got {fmt_shape(weight.shape)}")
+        raise located(ShapeError, f"prelu(): weight must be 1-D, got {fmt_shape(weight.shape)}")
     mode = "all"
     if weight.shape[0] != 1:
         if len(x.shape) < 2:
-            raise ShapeError(f"prelu(): a per-channel weight needs an input of rank >= 2, got {fmt_shape(x.shape)}")
+            raise located(ShapeError, f"prelu(): a per-channel weight needs an input of rank >= 2, got {fmt_shape(x.shape)}")
         channels = x.shape[-1] if data_format in ("NLC", "NHWC", "NDHWC") else x.shape[1]
         if channels >= 0 and channels != weight.shape[0]:
-            raise ShapeError(f"prelu(): weight has {weight.shape[0]} values, the input has {channels} channels")
+            raise located(ShapeError, f"prelu(): weight has {weight.shape[0]} values, the input has {channels} channels")
         mode = "channel"
     return apply_op_single("prelu", {"X": x, "Alpha": weight}, {"mode": mode, "data_format": data_format},
                            name_key=_key("prelu", name))
@@ -156,7 +156,7 @@ def rrelu(x, lower=1.0 / 8.0, upper=1.0 / 3.0, training=True, name=None):
     ``(lower + upper) / 2`` otherwise."""
     lower, upper = _number(lower, "lower", "rrelu"), _number(upper, "upper", "rrelu")
     if not 0 <= lower <= upper <= 1:
-        raise ValueError(f"rrelu(): need 0 <= lower <= upper <= 1, got lower={lower}, upper={upper}")
+        raise located(AttrError, f"rrelu(): need 0 <= lower <= upper <= 1, got lower={lower}, upper={upper}")
     return apply_op("rrelu", {"X": x}, {"lower": lower, "upper": upper, "is_test": not training},
                     name_key=_key("rrelu", name))["Out"][0]
 
@@ -165,7 +165,7 @@ def glu(x, axis=-1, name=None):
     """Gated linear unit: split ``x`` in two halves ``a, b`` along ``axis``; ``a * sigmoid(b)``."""
     size = x.shape[axis]
     if size >= 0 and size % 2:
-        raise ShapeError(f"glu(): the size of axis {axis} must be even, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"glu(): the size of axis {axis} must be even, got {fmt_shape(x.shape)}")
     key = _key("glu", name)
     a, b = split(x, 2, int(axis), name)
     gate = apply_op_single("sigmoid", {"X": b}, name_key=key)
@@ -176,19 +176,19 @@ def maxout(x, groups, axis=1, name=None):
     """Channel ``i`` of the output is the max of input channels ``i * groups ... i * groups +
     groups - 1`` (``axis`` 1 for NCHW, -1 or 3 for NHWC)."""
     if len(x.shape) != 4:
-        raise ShapeError(f"maxout(): the input must be 4-D, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"maxout(): the input must be 4-D, got {fmt_shape(x.shape)}")
     if axis not in (1, -1, 3):
-        raise ValueError(f"maxout(): axis must be 1, -1 or 3, got {axis}")
+        raise located(AttrError, f"maxout(): axis must be 1, -1 or 3, got {axis}")
     axis = 3 if axis == -1 else axis
     channels = x.shape[axis]
     if channels < 0:
-        raise ShapeError(f"maxout(): the channel dim must be known, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"maxout(): the channel dim must be known, got {fmt_shape(x.shape)}")
     if isinstance(groups, bool) or not isinstance(groups, numbers.Integral) or groups <= 0 or channels % groups:
-        raise ValueError(f"maxout(): groups must be a positive divisor of the channels ({channels}), got {groups!r}")
+        raise located(AttrError, f"maxout(): groups must be a positive divisor of the channels ({channels}), got {groups!r}")
     dims = [int(d) for d in x.shape]
     shape = [0] + dims[1:axis] + [channels // int(groups), int(groups)] + dims[axis + 1:]
     if shape.count(-1) > 1:
-        raise ShapeError(f"maxout(): at most one unknown dim besides the batch, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"maxout(): at most one unknown dim besides the batch, got {fmt_shape(x.shape)}")
     key = _key("maxout", name)
     grouped = apply_op("reshape2", {"X": x}, {"shape": shape}, name_key=key)["Out"][0]
     return apply_op_single("reduce_max", {"X": grouped}, {"dim": [axis + 1], "keep_dim": False}, name_key=key)
@@ -197,5 +197,5 @@ def maxout(x, groups, axis=1, name=None):
 def softmax2d(x, name=None):
     """Softmax over the channels of a [N, C, H, W] or [C, H, W] input (axis -3)."""
     if len(x.shape) not in (3, 4):
-        raise ShapeError(f"Softmax2D: the input must be 3-D or 4-D, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"Softmax2D: the input must be 3-D or 4-D, got {fmt_shape(x.shape)}")
     return apply_op_single("softmax", {"X": x}, {"axis": -3}, name_key=_key("softmax", name))

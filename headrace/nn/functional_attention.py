@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core import context
 from ..core.dtypes import convert_dtype
-from ..core.errors import ShapeError, fmt_shape
+from ..core.errors import AttrError, ShapeError, fmt_shape, located
 from ..ops.apply import apply_op_single
 from . import functional as F
 from .tensor import _key, assign, cast, split, transpose, unsqueeze
@@ -22,7 +22,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     dropout ``dropout_p`` on the weights while ``training``."""
     rank = len(query.shape)
     if rank not in (3, 4) or len(key.shape) != rank or len(value.shape) != rank:
-        raise ShapeError(f"scaled_dot_product_attention(): query, key and value must all be 4-D [batch, seq, heads, "
+        raise located(ShapeError, f"scaled_dot_product_attention(): query, key and value must all be 4-D [batch, seq, heads, "
                          f"dim] (or 3-D), got {fmt_shape(query.shape)}, {fmt_shape(key.shape)}, "
                          f"{fmt_shape(value.shape)}")
     perm = [0, 2, 1, 3] if rank == 4 else [1, 0, 2]
@@ -33,7 +33,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal:
         length_q, length_k = query.shape[rank - 3], key.shape[rank - 3]
         if length_q < 0 or length_k < 0:
-            raise ShapeError("scaled_dot_product_attention(): is_causal needs known sequence lengths")
+            raise located(ShapeError, "scaled_dot_product_attention(): is_causal needs known sequence lengths")
         causal = np.triu(np.full((length_q, length_k), -1e9, str(convert_dtype(query.dtype))), 1)
         scores = apply_op_single("elementwise_add", {"X": scores, "Y": assign(causal)}, name_key=k_name)
     if attn_mask is not None:
@@ -52,7 +52,7 @@ def swiglu(x, y=None, name=None):
     """``silu(x) * y``; with ``y=None``, ``x`` is split in two halves along the last dim."""
     if y is None:
         if x.shape[-1] >= 0 and x.shape[-1] % 2:
-            raise ShapeError(f"swiglu(): the last dim must be even when y is None, got {fmt_shape(x.shape)}")
+            raise located(ShapeError, f"swiglu(): the last dim must be even when y is None, got {fmt_shape(x.shape)}")
         x, y = split(x, 2, -1)
     key = _key("swiglu", name)
     gate = apply_op_single("swish", {"X": x}, {"beta": 1.0}, name_key=key)
@@ -64,10 +64,10 @@ def sequence_mask(x, maxlen=None, dtype="int64", name=None):
     dygraph mode only), as ``dtype``."""
     if maxlen is None:
         if context.in_static_mode():
-            raise ValueError("sequence_mask(): give maxlen in static mode (the default is the largest value)")
+            raise located(AttrError, "sequence_mask(): give maxlen in static mode (the default is the largest value)")
         maxlen = int(np.max(x.numpy())) if int(np.prod(x.shape)) else 0
     if isinstance(maxlen, bool) or not isinstance(maxlen, numbers.Integral) or maxlen < 0:
-        raise ValueError(f"sequence_mask(): maxlen must be a non-negative int, got {maxlen!r}")
+        raise located(AttrError, f"sequence_mask(): maxlen must be a non-negative int, got {maxlen!r}")
     key = _key("sequence_mask", name)
     positions = assign(np.arange(int(maxlen), dtype=str(convert_dtype(x.dtype))))
     inside = apply_op_single("less_than", {"X": positions, "Y": unsqueeze(x, [len(x.shape)])}, name_key=key)

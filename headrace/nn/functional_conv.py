@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..core.errors import ShapeError, fmt_shape
+from ..core.errors import AttrError, ShapeError, fmt_shape, located
 from ..ops.apply import apply_op_single
 from .functional import conv2d
 from .functional_pooling import spatial_padding
@@ -23,17 +23,17 @@ def _ints(value, n, what, func, minimum=0):
     else:
         value = [int(v) for v in value]
     if len(value) != n or any(v < minimum for v in value):
-        raise ValueError(f"{func}(): {what} must be an int or {n} ints >= {minimum}, got {value}")
+        raise located(AttrError, f"{func}(): {what} must be an int or {n} ints >= {minimum}, got {value}")
     return value
 
 
 def _check(x, weight, rank, data_format, formats, func):
     if data_format not in formats:
-        raise ValueError(f"{func}(): data_format must be one of {list(formats)}, got {data_format!r}")
+        raise located(AttrError, f"{func}(): data_format must be one of {list(formats)}, got {data_format!r}")
     if len(x.shape) != rank:
-        raise ShapeError(f"{func}(): the input must be {rank}-D, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"{func}(): the input must be {rank}-D, got {fmt_shape(x.shape)}")
     if len(weight.shape) != rank:
-        raise ShapeError(f"{func}(): the weight must be {rank}-D, got {fmt_shape(weight.shape)}")
+        raise located(ShapeError, f"{func}(): the weight must be {rank}-D, got {fmt_shape(weight.shape)}")
 
 
 def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format="NCL", name=None):
@@ -70,7 +70,7 @@ def _extra(output_padding, output_size, n, func):
     sizes = [] if output_size is None else _ints(output_size, n, "output_size", func, 1)
     pad = _ints(output_padding, n, "output_padding", func)
     if sizes and any(pad):
-        raise ValueError(f"{func}(): give output_size or output_padding, not both")
+        raise located(AttrError, f"{func}(): give output_size or output_padding, not both")
     return ([] if sizes or not any(pad) else pad), sizes
 
 

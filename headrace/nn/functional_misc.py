@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from ..core.errors import ShapeError, fmt_shape
+from ..core.errors import AttrError, ShapeError, fmt_shape, located
 from ..ops.apply import apply_op, apply_op_single
 from .tensor import _key, assign, reshape, transpose, unsqueeze
 
@@ -22,7 +22,7 @@ _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804
 
 def _probability(p, func):
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
-        raise ValueError(f"{func}(): p must be a number in [0, 1], got {p!r}")
+        raise located(AttrError, f"{func}(): p must be a number in [0, 1], got {p!r}")
     return float(p)
 
 
@@ -42,9 +42,9 @@ def _keep_mask(x, p, per_channel, channels_last, key, implementation="upscale_in
 def _channel_dropout(x, p, training, data_format, rank, formats, func, name):
     p = _probability(p, func)
     if data_format not in formats:
-        raise ValueError(f"{func}(): data_format must be one of {list(formats)}, got {data_format!r}")
+        raise located(AttrError, f"{func}(): data_format must be one of {list(formats)}, got {data_format!r}")
     if len(x.shape) != rank:
-        raise ShapeError(f"{func}(): the input must be {rank}-D, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"{func}(): the input must be {rank}-D, got {fmt_shape(x.shape)}")
     if not training or p == 0:
         return x
     key = _key(func, name)
@@ -89,24 +89,24 @@ def alpha_dropout(x, p=0.5, training=True, name=None):
 def feature_alpha_dropout(x, p=0.5, training=True, name=None):
     """Alpha dropout of whole channels (of [N, C, ...])."""
     if len(x.shape) < 2:
-        raise ShapeError(f"feature_alpha_dropout(): the input must be at least 2-D, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"feature_alpha_dropout(): the input must be at least 2-D, got {fmt_shape(x.shape)}")
     return _alpha_dropout(x, p, training, len(x.shape) > 2, "feature_alpha_dropout", name)
 
 
 def _factor(value, what, func):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-        raise ValueError(f"{func}(): {what} must be a positive int, got {value!r}")
+        raise located(AttrError, f"{func}(): {what} must be a positive int, got {value!r}")
     return int(value)
 
 
 def _image(x, data_format, func):
     if data_format not in ("NCHW", "NHWC"):
-        raise ValueError(f"{func}(): data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+        raise located(AttrError, f"{func}(): data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
     if len(x.shape) != 4:
-        raise ShapeError(f"{func}(): the input must be 4-D, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"{func}(): the input must be 4-D, got {fmt_shape(x.shape)}")
     n, c, h, w = (x.shape[0], x.shape[3], x.shape[1], x.shape[2]) if data_format == "NHWC" else x.shape
     if min(c, h, w) < 0:
-        raise ShapeError(f"{func}(): channels, height and width must be known, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"{func}(): channels, height and width must be known, got {fmt_shape(x.shape)}")
     return c, h, w
 
 
@@ -115,7 +115,7 @@ def pixel_shuffle(x, upscale_factor, data_format="NCHW", name=None):
     r = _factor(upscale_factor, "upscale_factor", "pixel_shuffle")
     c, h, w = _image(x, data_format, "pixel_shuffle")
     if c % (r * r):
-        raise ShapeError(f"pixel_shuffle(): the channels ({c}) must be divisible by upscale_factor**2 ({r * r})")
+        raise located(ShapeError, f"pixel_shuffle(): the channels ({c}) must be divisible by upscale_factor**2 ({r * r})")
     if data_format == "NCHW":
         y = transpose(reshape(x, [-1, c // (r * r), r, r, h, w]), [0, 1, 4, 2, 5, 3])
         return reshape(y, [-1, c // (r * r), h * r, w * r], name)
@@ -128,7 +128,7 @@ def pixel_unshuffle(x, downscale_factor, data_format="NCHW", name=None):
     r = _factor(downscale_factor, "downscale_factor", "pixel_unshuffle")
     c, h, w = _image(x, data_format, "pixel_unshuffle")
     if h % r or w % r:
-        raise ShapeError(f"pixel_unshuffle(): height ({h}) and width ({w}) must be divisible by {r}")
+        raise located(ShapeError, f"pixel_unshuffle(): height ({h}) and width ({w}) must be divisible by {r}")
     if data_format == "NCHW":
         y = transpose(reshape(x, [-1, c, h // r, r, w // r, r]), [0, 1, 3, 5, 2, 4])
         return reshape(y, [-1, c * r * r, h // r, w // r], name)
@@ -141,7 +141,7 @@ def channel_shuffle(x, groups, data_format="NCHW", name=None):
     groups = _factor(groups, "groups", "channel_shuffle")
     c, h, w = _image(x, data_format, "channel_shuffle")
     if c % groups:
-        raise ShapeError(f"channel_shuffle(): the channels ({c}) must be divisible by groups ({groups})")
+        raise located(ShapeError, f"channel_shuffle(): the channels ({c}) must be divisible by groups ({groups})")
     if data_format == "NCHW":
         y = transpose(reshape(x, [-1, groups, c // groups, h, w]), [0, 2, 1, 3, 4])
         return reshape(y, [-1, c, h, w], name)
@@ -152,7 +152,7 @@ def channel_shuffle(x, groups, data_format="NCHW", name=None):
 def bilinear(x1, x2, weight, bias=None, name=None):
     """``out[n, o] = x1[n] @ weight[o] @ x2[n] (+ bias[0, o])`` with weight [out, in1, in2]."""
     if len(x1.shape) != 2 or len(x2.shape) != 2 or len(weight.shape) != 3:
-        raise ShapeError(f"bilinear(): x1 and x2 must be 2-D and weight 3-D, got {fmt_shape(x1.shape)}, "
+        raise located(ShapeError, f"bilinear(): x1 and x2 must be 2-D and weight 3-D, got {fmt_shape(x1.shape)}, "
                          f"{fmt_shape(x2.shape)}, {fmt_shape(weight.shape)}")
     out_f, in1, in2 = weight.shape
     key = _key("bilinear", name)
@@ -182,7 +182,7 @@ def _pairs(value, what, func, four=False):
     if four and len(value) == 4:
         return [value[0], value[2], value[1], value[3]]
     if len(value) != 2:
-        raise ValueError(f"{func}(): {what} must be an int or 2 ints{' or 4 ints' if four else ''}, got {value}")
+        raise located(AttrError, f"{func}(): {what} must be an int or 2 ints{' or 4 ints' if four else ''}, got {value}")
     return [value[0], value[0], value[1], value[1]] if four else value
 
 
@@ -196,7 +196,7 @@ def unfold(x, kernel_sizes, strides=1, paddings=0, dilations=1, name=None):
     """Sliding blocks of [N, C, H, W] as columns: [N, C * kh * kw, L] (im2col); ``paddings`` is an
     int, [ph, pw] or [top, left, bottom, right] (the reference's order)."""
     if len(x.shape) != 4 or x.shape[1] < 0:
-        raise ShapeError(f"unfold(): the input must be 4-D with known channels, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"unfold(): the input must be 4-D with known channels, got {fmt_shape(x.shape)}")
     kh, kw = _pairs(kernel_sizes, "kernel_sizes", "unfold")
     key = _key("unfold", name)
     channels = int(x.shape[1])
@@ -213,18 +213,18 @@ def fold(x, output_sizes, kernel_sizes, strides=1, paddings=0, dilations=1, name
     """The inverse arrangement of ``unfold`` (col2im): [N, C * kh * kw, L] -> [N, C, H, W], values
     of overlapping blocks summed."""
     if len(x.shape) != 3 or x.shape[1] < 0:
-        raise ShapeError(f"fold(): the input must be 3-D [N, C * kh * kw, L], got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"fold(): the input must be 3-D [N, C * kh * kw, L], got {fmt_shape(x.shape)}")
     kh, kw = _pairs(kernel_sizes, "kernel_sizes", "fold")
     height, width = _pairs(output_sizes, "output_sizes", "fold")
     sh, sw = _pairs(strides, "strides", "fold")
     dh, dw = _pairs(dilations, "dilations", "fold")
     pads = _pairs(paddings, "paddings", "fold", four=True)
     if x.shape[1] % (kh * kw):
-        raise ShapeError(f"fold(): dim 1 ({x.shape[1]}) must be divisible by kh * kw = {kh * kw}")
+        raise located(ShapeError, f"fold(): dim 1 ({x.shape[1]}) must be divisible by kh * kw = {kh * kw}")
     blocks_h = (height + pads[0] + pads[1] - dh * (kh - 1) - 1) // sh + 1
     blocks_w = (width + pads[2] + pads[3] - dw * (kw - 1) - 1) // sw + 1
     if blocks_h <= 0 or blocks_w <= 0 or (x.shape[2] >= 0 and x.shape[2] != blocks_h * blocks_w):
-        raise ShapeError(f"fold(): {x.shape[2]} blocks given, the geometry makes {blocks_h} x {blocks_w}")
+        raise located(ShapeError, f"fold(): {x.shape[2]} blocks given, the geometry makes {blocks_h} x {blocks_w}")
     key = _key("fold", name)
     channels = int(x.shape[1]) // (kh * kw)
     grid = reshape(x, [0, int(x.shape[1]), blocks_h, blocks_w])
@@ -232,3 +232,29 @@ def fold(x, output_sizes, kernel_sizes, strides=1, paddings=0, dilations=1, name
                                                                                           key)},
                            {"strides": [sh, sw], "paddings": pads, "dilations": [dh, dw], "groups": channels,
                             "output_size": [height, width]}, out_slot="Output", name_key=key)
+
+
+def temporal_shift(x, seg_num, shift_ratio=0.25, name=None, data_format="NCHW"):
+    """Shift channels along time: x [N * seg_num, C, H, W]; channel c < C * r takes time step
+    t - 1, C * r <= c < 2 C * r takes t + 1 (zeros past either end), the others stay."""
+    if data_format not in ("NCHW", "NHWC"):
+        raise located(AttrError, f"temporal_shift(): data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+    if isinstance(seg_num, bool) or not isinstance(seg_num, numbers.Integral) or seg_num <= 0:
+        raise located(AttrError, f"temporal_shift(): seg_num must be a positive int, got {seg_num!r}")
+    if not 0 < shift_ratio <= 0.5:
+        raise located(AttrError, f"temporal_shift(): shift_ratio must be in (0, 0.5], got {shift_ratio!r}")
+    c, h, w = _image(x, data_format, "temporal_shift")
+    key = _key("temporal_shift", name)
+    xc = transpose(x, [0, 3, 1, 2]) if data_format == "NHWC" else x
+    steps = int(seg_num)
+    grid = reshape(xc, [-1, steps, c, h, w])
+    edge = apply_op_single("fill_any_like", {"X": apply_op_single(
+        "slice", {"Input": grid}, {"axes": [1], "starts": [0], "ends": [1]}, name_key=key)}, {"value": 0.0},
+        name_key=key)
+    padded = apply_op_single("concat", {"X": [edge, grid, edge]}, {"axis": 1}, name_key=key)
+    c1, c2 = int(c * shift_ratio), int(c * 2 * shift_ratio)
+    pieces = [apply_op_single("slice", {"Input": padded}, {"axes": [1, 2], "starts": [t0, lo], "ends": [t0 + steps, hi]},
+                              name_key=key)
+              for t0, lo, hi in ((0, 0, c1), (2, c1, c2), (1, c2, c)) if hi > lo]
+    out = reshape(apply_op_single("concat", {"X": pieces}, {"axis": 2}, name_key=key), [-1, c, h, w])
+    return transpose(out, [0, 2, 3, 1]) if data_format == "NHWC" else out

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..core.errors import ShapeError, fmt_shape
+from ..core.errors import AttrError, ShapeError, fmt_shape, located
 from ..ops.apply import apply_op, apply_op_single
 from .tensor import _key, reshape, transpose
 
@@ -16,9 +16,9 @@ _FORMATS = ("NC", "NCL", "NCHW", "NCDHW") + _CHANNELS_LAST
 
 def _group_norm(x, groups, epsilon, weight, bias, data_format, func, name):
     if data_format not in _FORMATS:
-        raise ValueError(f"{func}(): unsupported data_format {data_format!r}")
+        raise located(AttrError, f"{func}(): unsupported data_format {data_format!r}")
     if len(x.shape) < 2:
-        raise ShapeError(f"{func}(): the input must be at least 2-D, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"{func}(): the input must be at least 2-D, got {fmt_shape(x.shape)}")
     ins = {"X": x}
     if weight is not None:
         ins["Scale"] = weight
@@ -41,15 +41,15 @@ def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None
     Running statistics are not kept or used (``use_input_stats=False`` is not supported and says so).
     """
     if running_mean is not None or running_var is not None or not use_input_stats:
-        raise NotImplementedError("instance_norm(): running statistics (running_mean/running_var, "
+        raise located(NotImplementedError, "instance_norm(): running statistics (running_mean/running_var, "
                                   "use_input_stats=False) are not supported yet")
     if data_format not in _FORMATS:
-        raise ValueError(f"instance_norm(): unsupported data_format {data_format!r}")
+        raise located(AttrError, f"instance_norm(): unsupported data_format {data_format!r}")
     if len(x.shape) < 3:
-        raise ShapeError(f"instance_norm(): the input must be at least 3-D ([N, C, ...]), got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"instance_norm(): the input must be at least 3-D ([N, C, ...]), got {fmt_shape(x.shape)}")
     channels = x.shape[-1] if data_format in _CHANNELS_LAST else x.shape[1]
     if channels < 0:
-        raise ShapeError(f"instance_norm(): the channel dim must be known, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"instance_norm(): the channel dim must be known, got {fmt_shape(x.shape)}")
     return _group_norm(x, channels, eps, weight, bias, data_format, "instance_norm", name)
 
 
@@ -58,12 +58,12 @@ def local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0, data_format="NCHW
     window is zero-padded by ``size // 2`` before and ``(size - 1) // 2`` after, and the mean
     divides by ``size``."""
     if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size <= 0:
-        raise ValueError(f"local_response_norm(): size must be a positive int, got {size!r}")
+        raise located(AttrError, f"local_response_norm(): size must be a positive int, got {size!r}")
     if data_format not in ("NCL", "NCHW", "NLC", "NHWC"):
-        raise ValueError(f"local_response_norm(): unsupported data_format {data_format!r}")
+        raise located(AttrError, f"local_response_norm(): unsupported data_format {data_format!r}")
     rank = len(x.shape)
     if rank not in (3, 4) or x.shape[1 if data_format in ("NCL", "NCHW") else -1] < 0:
-        raise ShapeError(f"local_response_norm(): the input must be 3-D or 4-D with known channels, "
+        raise located(ShapeError, f"local_response_norm(): the input must be 3-D or 4-D with known channels, "
                          f"got {fmt_shape(x.shape)}")
     key = _key("local_response_norm", name)
     channels_last = data_format in ("NLC", "NHWC")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..core.errors import ShapeError, fmt_shape
+from ..core.errors import AttrError, ShapeError, fmt_shape, located
 from ..ops.apply import apply_op, apply_op_single
 from .tensor import _key, squeeze, unsqueeze
 
@@ -24,7 +24,7 @@ def _ints(value, n, what, func):
         return [int(value)] * n
     value = [int(v) for v in value]
     if len(value) != n:
-        raise ValueError(f"{func}(): {what} must be an int or {n} ints, got {value}")
+        raise located(AttrError, f"{func}(): {what} must be an int or {n} ints, got {value}")
     return value
 
 
@@ -34,18 +34,18 @@ def spatial_padding(padding, n, channels_last, func):
     if isinstance(padding, str):
         algorithm = padding.upper()
         if algorithm not in ("SAME", "VALID"):
-            raise ValueError(f"{func}(): padding must be 'SAME', 'VALID' or numbers, got {padding!r}")
+            raise located(AttrError, f"{func}(): padding must be 'SAME', 'VALID' or numbers, got {padding!r}")
         return [0] * (2 * n), algorithm
     if isinstance(padding, numbers.Integral) and not isinstance(padding, bool):
         return [int(padding)] * (2 * n), "EXPLICIT"
     padding = list(padding)
     if padding and all(isinstance(p, (list, tuple)) for p in padding):
         if len(padding) != n + 2:
-            raise ValueError(f"{func}(): padding pairs must cover {n + 2} dims (N, C and the spatial ones), "
+            raise located(AttrError, f"{func}(): padding pairs must cover {n + 2} dims (N, C and the spatial ones), "
                              f"got {padding}")
         batch_channel = [padding[0], padding[-1]] if channels_last else padding[:2]
         if any(list(p) != [0, 0] for p in batch_channel):
-            raise ValueError(f"{func}(): padding of the batch and channel dims must be [0, 0], got {padding}")
+            raise located(AttrError, f"{func}(): padding of the batch and channel dims must be [0, 0], got {padding}")
         spatial = padding[1:-1] if channels_last else padding[2:]
         return [int(v) for pair in spatial for v in pair], "EXPLICIT"
     padding = [int(p) for p in padding]
@@ -53,17 +53,17 @@ def spatial_padding(padding, n, channels_last, func):
         return [p for p in padding for _ in range(2)], "EXPLICIT"
     if len(padding) == 2 * n:
         return padding, "EXPLICIT"
-    raise ValueError(f"{func}(): padding must be an int, 'SAME'/'VALID', {n} or {2 * n} ints, got {padding}")
+    raise located(AttrError, f"{func}(): padding must be an int, 'SAME'/'VALID', {n} or {2 * n} ints, got {padding}")
 
 
 def _check_rank(x, rank, func):
     if len(x.shape) != rank:
-        raise ShapeError(f"{func}(): the input must be {rank}-D, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"{func}(): the input must be {rank}-D, got {fmt_shape(x.shape)}")
 
 
 def _check_format(data_format, allowed, func):
     if data_format not in allowed:
-        raise ValueError(f"{func}(): data_format must be one of {list(allowed)}, got {data_format!r}")
+        raise located(AttrError, f"{func}(): data_format must be one of {list(allowed)}, got {data_format!r}")
 
 
 def _pool(x, kind, ksize, strides, paddings, algorithm, ceil_mode, exclusive, data_format, func, name):
@@ -80,7 +80,7 @@ def _explicit(paddings, algorithm, sizes, ksize, strides, func):
     if algorithm == "EXPLICIT":
         return paddings
     if any(d < 0 for d in sizes):
-        raise ValueError(f"{func}(): padding='SAME' with return_mask=True needs known spatial sizes")
+        raise located(AttrError, f"{func}(): padding='SAME' with return_mask=True needs known spatial sizes")
     out = []
     for size, k, s in zip(sizes, ksize, strides):
         total = max((-(-size // s) - 1) * s + k - size, 0)
@@ -102,7 +102,7 @@ def _pool2d(x, kind, kernel_size, stride, padding, ceil_mode, exclusive, data_fo
     paddings, algorithm = spatial_padding(padding, 2, data_format == "NHWC", func)
     if return_mask:
         if data_format != "NCHW":
-            raise ValueError(f"{func}(): return_mask=True needs data_format='NCHW'")
+            raise located(AttrError, f"{func}(): return_mask=True needs data_format='NCHW'")
         pads = _explicit(paddings, algorithm, x.shape[2:], ksize, strides, func)
         return _with_index(x, {"ksize": ksize, "strides": strides, "paddings": pads, "ceil_mode": bool(ceil_mode)},
                            func, name)
@@ -148,7 +148,7 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusiv
         return _pool2d(x, "avg", kernel_size, stride, padding, ceil_mode, exclusive, data_format, "avg_pool2d",
                        name)
     if isinstance(divisor_override, bool) or not isinstance(divisor_override, numbers.Real) or divisor_override <= 0:
-        raise ValueError(f"avg_pool2d(): divisor_override must be a positive number, got {divisor_override!r}")
+        raise located(AttrError, f"avg_pool2d(): divisor_override must be a positive number, got {divisor_override!r}")
     out = _pool2d(x, "avg", kernel_size, stride, padding, ceil_mode, False, data_format, "avg_pool2d", name)
     kh, kw = _ints(kernel_size, 2, "kernel_size", "avg_pool2d")
     return apply_op_single("scale", {"X": out}, {"scale": kh * kw / float(divisor_override)},
@@ -161,10 +161,10 @@ def _output_size(output_size, n, in_sizes, func):
     else:
         sizes = list(output_size)
         if len(sizes) != n:
-            raise ValueError(f"{func}(): output_size must be an int or {n} values, got {output_size}")
+            raise located(AttrError, f"{func}(): output_size must be an int or {n} values, got {output_size}")
         sizes = [in_sizes[i] if s is None else int(s) for i, s in enumerate(sizes)]
     if any(s is None or s <= 0 for s in sizes):
-        raise ValueError(f"{func}(): output_size must be positive (None keeps a known input size), got {output_size}")
+        raise located(AttrError, f"{func}(): output_size must be positive (None keeps a known input size), got {output_size}")
     return sizes
 
 
@@ -218,7 +218,7 @@ def _unpool_size(in_sizes, ksize, strides, pads, output_size, func):
     size = [int(s) for s in list(output_size)[-len(ksize):]]
     for d, s, st in zip(default, size, strides):
         if not d <= s < d + st:
-            raise ValueError(f"{func}(): output_size {size} must lie between {default} and that plus the stride - 1")
+            raise located(AttrError, f"{func}(): output_size {size} must lie between {default} and that plus the stride - 1")
     return size
 
 
@@ -231,7 +231,7 @@ def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, data_format="N
     strides = ksize if stride is None else _ints(stride, 2, "stride", "max_unpool2d")
     pads, _ = spatial_padding(padding, 2, False, "max_unpool2d")
     if min(x.shape[2:]) < 0:
-        raise ShapeError(f"max_unpool2d(): the spatial sizes must be known, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"max_unpool2d(): the spatial sizes must be known, got {fmt_shape(x.shape)}")
     size = _unpool_size(x.shape[2:], ksize, strides, pads, output_size, "max_unpool2d")
     return apply_op_single("unpool", {"X": x, "Indices": indices},
                            {"ksize": ksize, "strides": strides, "paddings": pads, "output_size": size},
@@ -246,7 +246,7 @@ def max_unpool1d(x, indices, kernel_size, stride=None, padding=0, data_format="N
     s = k if stride is None else _ints(stride, 1, "stride", "max_unpool1d")
     pads, _ = spatial_padding(padding, 1, False, "max_unpool1d")
     if x.shape[2] < 0:
-        raise ShapeError(f"max_unpool1d(): the length must be known, got {fmt_shape(x.shape)}")
+        raise located(ShapeError, f"max_unpool1d(): the length must be known, got {fmt_shape(x.shape)}")
     size = _unpool_size([x.shape[2]], k, s, pads, output_size, "max_unpool1d")
     out = apply_op_single("unpool", {"X": unsqueeze(x, [2]), "Indices": unsqueeze(indices, [2])},
                           {"ksize": [1] + k, "strides": [1] + s, "paddings": [0, 0] + pads, "output_size": [1] + size},
@@ -262,7 +262,7 @@ def _power(x, exponent, key):
 
 def _lp_pool(x, norm_type, kernel_size, stride, padding, ceil_mode, data_format, n, func, name):
     if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real) or norm_type <= 0:
-        raise ValueError(f"{func}(): norm_type must be a positive number, got {norm_type!r}")
+        raise located(AttrError, f"{func}(): norm_type must be a positive number, got {norm_type!r}")
     if norm_type == float("inf"):
         return (max_pool1d(x, kernel_size, stride, padding, False, ceil_mode, name) if n == 1 else
                 max_pool2d(x, kernel_size, stride, padding, ceil_mode, False, data_format, name))

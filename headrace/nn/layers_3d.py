@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import functional_3d as F3
 from .conv_layers import _ConvBase
+from .layer import Layer
 from .pooling import _Pool
 
 
@@ -70,6 +71,18 @@ class AdaptiveMaxPool3D(_Pool):
 
     def __init__(self, output_size, return_mask=False, name=None):
         super().__init__(output_size=output_size, return_mask=return_mask, name=name)
+
+
+class MaxUnPool3D(Layer):
+    """Inverse of ``MaxPool3D(return_mask=True)``: ``forward(x, indices)``."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, data_format="NCDHW", output_size=None, name=None):
+        super().__init__()
+        self._config = dict(kernel_size=kernel_size, stride=stride, padding=padding, data_format=data_format,
+                            output_size=output_size, name=name)
+
+    def forward(self, x, indices):
+        return F3.max_unpool3d(x, indices, **self._config)
 
 
 AdaptiveMaxPool3d = AdaptiveMaxPool3D

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numbers
 
+from ..core.errors import ArgTypeError, AttrError, located
 from . import functional_misc as FM
 from .layer import Layer
 from .param_attr import ParamAttr
@@ -27,7 +28,7 @@ class _Dropout(Layer):
     def __init__(self, p=0.5, data_format=None, name=None):
         super().__init__()
         if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
-            raise ValueError(f"{type(self).__name__}: p must be a number in [0, 1], got {p!r}")
+            raise located(AttrError, f"{type(self).__name__}: p must be a number in [0, 1], got {p!r}")
         self.p, self._data_format, self._name = p, data_format, name
 
     def forward(self, x):
@@ -118,14 +119,14 @@ class Unflatten(Layer):
     def __init__(self, axis, shape, name=None):
         super().__init__()
         if not isinstance(shape, (list, tuple)) or not shape:
-            raise TypeError(f"Unflatten: shape must be a non-empty list or tuple, got {shape!r}")
+            raise located(ArgTypeError, f"Unflatten: shape must be a non-empty list or tuple, got {shape!r}")
         self._axis, self._shape, self._name = int(axis), [int(s) for s in shape], name
 
     def forward(self, x):
         rank = len(x.shape)
         axis = self._axis + rank if self._axis < 0 else self._axis
         if not 0 <= axis < rank:
-            raise ValueError(f"Unflatten: axis {self._axis} out of range for an input of rank {rank}")
+            raise located(AttrError, f"Unflatten: axis {self._axis} out of range for an input of rank {rank}")
         new = [0] * axis + self._shape + [0] * (rank - axis - 1)
         # 0 copies a dim only at the same position: name the trailing dims explicitly
         new = new[:axis + len(self._shape)] + [int(d) for d in x.shape[axis + 1:]]
@@ -143,7 +144,7 @@ class Bilinear(Layer):
         for what, value in (("in1_features", in1_features), ("in2_features", in2_features),
                             ("out_features", out_features)):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-                raise ValueError(f"Bilinear: {what} must be a positive int, got {value!r}")
+                raise located(AttrError, f"Bilinear: {what} must be a positive int, got {value!r}")
         self._sizes, self._name = (in1_features, in2_features, out_features), name
         self.weight = self.create_parameter([out_features, in1_features, in2_features], weight_attr)
         self.bias = (None if ParamAttr.to_attr(bias_attr) is False else

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numbers
 
+from ..core.errors import AttrError, located
 from . import functional_norm as FN
 from ..ops.apply import apply_op_single
 from .initializer import Constant, Normal
@@ -20,7 +21,7 @@ from .tensor import _key
 
 def _positive(layer, what, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-        raise ValueError(f"{layer}: {what} must be a positive int, got {value!r}")
+        raise located(AttrError, f"{layer}: {what} must be a positive int, got {value!r}")
     return int(value)
 
 
@@ -33,7 +34,7 @@ class GroupNorm(Layer):
         self._num_groups = _positive("GroupNorm", "num_groups", num_groups)
         self._num_channels = _positive("GroupNorm", "num_channels", num_channels)
         if self._num_channels % self._num_groups:
-            raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups "
+            raise located(AttrError, f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups "
                              f"({num_groups})")
         self._epsilon, self._data_format, self._name = epsilon, data_format, name
         self.weight = (None if ParamAttr.to_attr(weight_attr) is False else
@@ -59,7 +60,7 @@ class _InstanceNorm(Layer):
         self._epsilon, self._momentum, self._name = epsilon, momentum, name
         self._data_format = data_format or self._default_format
         if (ParamAttr.to_attr(weight_attr) is False) != (ParamAttr.to_attr(bias_attr) is False):
-            raise ValueError(f"{type(self).__name__}: weight_attr and bias_attr must be False together")
+            raise located(AttrError, f"{type(self).__name__}: weight_attr and bias_attr must be False together")
         if ParamAttr.to_attr(weight_attr) is False:
             self.scale, self.bias = None, None
         else:
@@ -124,7 +125,7 @@ class SpectralNorm(Layer):
         super().__init__(dtype=dtype)
         shape = [int(d) for d in weight_shape]
         if not 0 <= dim < len(shape) or len(shape) < 2:
-            raise ValueError(f"SpectralNorm: dim must be an axis of the weight shape {shape}, got {dim}")
+            raise located(AttrError, f"SpectralNorm: dim must be an axis of the weight shape {shape}, got {dim}")
         self._shape, self._dim, self._power_iters, self._eps = shape, int(dim), int(power_iters), float(eps)
         rows = shape[dim]
         cols = 1

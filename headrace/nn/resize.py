@@ -90,37 +90,48 @@ def zeropad2d(x, padding, data_format="NCHW", name=None):
 
 
 # --- interpolate -----------------------------------------------------------------------------------
-def _pair(value, what):
-    values = list(value) if isinstance(value, (list, tuple)) else [value, value]
-    if len(values) != 2:
-        raise located(AttrError, f"interpolate(): {what} must be a number or 2 numbers for a 4-D input, got {value!r}")
+_INTERP_FORMATS = {3: ("NCW", "NWC"), 4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
+_INTERP_RANKS = {"nearest": (3, 4, 5), "linear": (3,), "bilinear": (4,), "trilinear": (5,)}
+
+
+def _per_axis(value, k, what):
+    values = list(value) if isinstance(value, (list, tuple)) else [value] * k
+    if len(values) != k:
+        raise located(AttrError, f"interpolate(): {what} must be a number or {k} numbers for a {k + 2}-D input, "
+                                 f"got {value!r}")
     return values
 
 
 def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=False, align_mode=0,
                 data_format=None, name=None):
-    """Resize the H, W of a 4-D ``x`` to ``size`` or by ``scale_factor`` (``mode`` nearest or bilinear)."""
+    """Resize the spatial dims of ``x`` to ``size`` or by ``scale_factor``: ``mode`` nearest (3-D,
+    4-D, 5-D), linear (3-D), bilinear (4-D) or trilinear (5-D)."""
     mode = mode.lower() if isinstance(mode, str) else mode
-    if mode not in ("nearest", "bilinear"):
+    if mode not in _INTERP_RANKS:
         raise NotImplementedError(f"interpolate(): mode {mode!r} is not supported yet (supported: 'nearest', "
-                                  "'bilinear' on 4-D inputs)")
-    if len(x.shape) != 4:
-        raise NotImplementedError(f"interpolate(): only 4-D inputs (NCHW/NHWC) are supported yet, got "
-                                  f"{fmt_shape(x.shape)}")
+                                  "'linear', 'bilinear', 'trilinear')")
+    rank = len(x.shape)
+    if rank not in _INTERP_RANKS[mode]:
+        raise located(ShapeError, f"interpolate(): mode {mode!r} needs a {' or '.join(f'{r}-D' for r in _INTERP_RANKS[mode])} "
+                                  f"input, got {fmt_shape(x.shape)}")
     if (size is None) == (scale_factor is None):
         raise located(AttrError, "interpolate(): give exactly one of size and scale_factor")
     if align_mode not in (0, 1):
         raise located(AttrError, f"interpolate(): align_mode must be 0 or 1, got {align_mode!r}")
-    data_format = data_format or "NCHW"
-    if data_format not in ("NCHW", "NHWC"):
-        raise located(AttrError, f"interpolate(): data_format must be 'NCHW' or 'NHWC' for a 4-D input, got {data_format!r}")
+    data_format = data_format or _INTERP_FORMATS[rank][0]
+    if data_format not in _INTERP_FORMATS[rank]:
+        raise located(AttrError, f"interpolate(): data_format for a {rank}-D input must be one of "
+                                 f"{_INTERP_FORMATS[rank]}, got {data_format!r}")
     attrs = {"interp_method": mode, "align_corners": bool(align_corners), "align_mode": int(align_mode),
-             "data_layout": data_format, "out_h": -1, "out_w": -1, "scale": []}
+             "data_layout": "NHWC" if data_format[-1] == "C" else "NCHW", "out_d": -1, "out_h": -1, "out_w": -1,
+             "scale": []}
+    k = rank - 2
     if size is not None:
-        attrs["out_h"], attrs["out_w"] = (int(v) for v in _pair(size, "size"))
+        for key, value in zip(("out_d", "out_h", "out_w")[3 - k:], _per_axis(size, k, "size")):
+            attrs[key] = int(value)
     else:
-        scale = [float(v) for v in _pair(scale_factor, "scale_factor")]
-        if any(s <= 0 for s in scale):
+        scale = [float(v) for v in _per_axis(scale_factor, k, "scale_factor")]
+        if any(sc <= 0 for sc in scale):
             raise located(AttrError, f"interpolate(): scale_factor must be > 0, got {scale_factor!r}")
         attrs["scale"] = scale
     op = f"{mode}_interp_v2"

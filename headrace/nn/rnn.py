@@ -9,15 +9,14 @@ time, ...]), ``direction`` 'forward' or 'bidirect' ('bidirectional' too), ``num_
 ``initial_states`` and ``sequence_length`` ([batch] int lengths).
 
 With ``sequence_length``, a state stops changing after a sequence's last step (a reversed
-direction starts at the sequence's own last step: its state stays initial through the padding),
-as the reference's ``_maybe_copy``.  ``RNN``/``BiRNN`` return the cell's outputs at padded steps
-as computed (the reference's dynamic loop); ``SimpleRNN``/``LSTM``/``GRU`` zero them (the
-reference's ``rnn`` op).  Final states are [num_layers * num_directions, batch, hidden]
-(index ``layer * num_directions + direction``).
+direction starts at the sequence's own last step: its state stays initial through the padding)
+and the outputs at padded steps are zero, as the reference's NumPy model of these layers
+(``rnn_numpy.py`` in its tests: ``update_state`` and ``np.where(mask, y, 0)``).  Final states are
+[num_layers * num_directions, batch, hidden] (index ``layer * num_directions + direction``).
 """
 from __future__ import annotations
 
-from ..core.errors import ShapeError, fmt_shape
+from ..core.errors import AttrError, ShapeError, fmt_shape, located
 from ..ops.apply import apply_op_single
 from . import functional as F
 from .containers import LayerList
@@ -57,12 +56,12 @@ def _blend(mask, new, old, key):
         "elementwise_mul", {"X": diff, "Y": mask}, name_key=key)}, name_key=key)
 
 
-def run_cell(cell, inputs, states, sequence_length, time_major, is_reverse, mask_outputs=False, **kwargs):
+def run_cell(cell, inputs, states, sequence_length, time_major, is_reverse, **kwargs):
     """Run ``cell`` over the time steps of ``inputs``; returns (outputs stacked over time, final states)."""
     time_axis = 0 if time_major else 1
     steps = inputs.shape[time_axis]
     if len(inputs.shape) < 3 or steps < 0:
-        raise ShapeError(f"RNN: inputs must be [batch, time, ...] (or [time, batch, ...]) with a known number of "
+        raise located(ShapeError, f"RNN: inputs must be [batch, time, ...] (or [time, batch, ...]) with a known number of "
                          f"time steps, got {fmt_shape(inputs.shape)}")
     key = _key("rnn")
     if states is None:
@@ -76,8 +75,7 @@ def run_cell(cell, inputs, states, sequence_length, time_major, is_reverse, mask
         if masks is not None:
             new_states = _like(new_states, [_blend(masks[t], n, o, key) for n, o in
                                             zip(_flatten(new_states), _flatten(states))])
-            if mask_outputs:
-                out = apply_op_single("elementwise_mul", {"X": out, "Y": masks[t]}, name_key=key)
+            out = apply_op_single("elementwise_mul", {"X": out, "Y": masks[t]}, name_key=key)
         states = new_states
         outputs[t] = out
     return stack_like(outputs, time_axis), states
@@ -104,15 +102,15 @@ class BiRNN(Layer):
         super().__init__()
         self.cell_fw, self.cell_bw, self.time_major = cell_fw, cell_bw, bool(time_major)
         if cell_fw.input_size != cell_bw.input_size:
-            raise ValueError(f"BiRNN: the cells' input sizes differ ({cell_fw.input_size} vs {cell_bw.input_size})")
+            raise located(AttrError, f"BiRNN: the cells' input sizes differ ({cell_fw.input_size} vs {cell_bw.input_size})")
 
     def forward(self, inputs, initial_states=None, sequence_length=None, **kwargs):
-        if isinstance(initial_states, (list, tuple)) and len(initial_states) == 2:
+        if isinstance(initial_states, (list, tuple)):
+            if len(initial_states) != 2:
+                raise located(AttrError, "BiRNN: initial_states must be (states_fw, states_bw) or one state for both")
             fw_states, bw_states = initial_states
-        elif initial_states is None:
-            fw_states = bw_states = None
         else:
-            raise ValueError("BiRNN: initial_states must be None or (states_fw, states_bw)")
+            fw_states = bw_states = initial_states
         out_fw, st_fw = run_cell(self.cell_fw, inputs, fw_states, sequence_length, self.time_major, False, **kwargs)
         out_bw, st_bw = run_cell(self.cell_bw, inputs, bw_states, sequence_length, self.time_major, True, **kwargs)
         return concat([out_fw, out_bw], axis=-1), (st_fw, st_bw)
@@ -126,11 +124,11 @@ class RNNBase(LayerList):
                  activation="tanh", proj_size=0):
         super().__init__()
         if direction not in ("forward", "bidirect", "bidirectional"):
-            raise ValueError(f"{mode}: direction must be 'forward', 'bidirect' or 'bidirectional', got {direction!r}")
+            raise located(AttrError, f"{mode}: direction must be 'forward', 'bidirect' or 'bidirectional', got {direction!r}")
         if proj_size:
-            raise NotImplementedError(f"{mode}: proj_size (projected hidden states) is not supported yet")
+            raise located(NotImplementedError, f"{mode}: proj_size (projected hidden states) is not supported yet")
         if not 0 <= dropout <= 1:
-            raise ValueError(f"{mode}: dropout must be in [0, 1], got {dropout!r}")
+            raise located(AttrError, f"{mode}: dropout must be in [0, 1], got {dropout!r}")
         self.mode, self.input_size, self.hidden_size = mode, int(input_size), int(hidden_size)
         self.num_layers, self.time_major, self.dropout = int(num_layers), bool(time_major), float(dropout)
         self.num_directions = 1 if direction == "forward" else 2
@@ -158,7 +156,7 @@ class RNNBase(LayerList):
             return None
         flat = _flatten(initial_states)
         if len(flat) != self._state_count:
-            raise ValueError(f"{self.mode}: initial_states must hold {self._state_count} tensor(s), got {len(flat)}")
+            raise located(AttrError, f"{self.mode}: initial_states must hold {self._state_count} tensor(s), got {len(flat)}")
         picked = [squeeze(apply_op_single("slice", {"Input": s}, {"axes": [0], "starts": [index],
                                                                  "ends": [index + 1]}, name_key=_key("rnn")), [0])
                   for s in flat]
@@ -171,13 +169,13 @@ class RNNBase(LayerList):
             base = layer_index * self.num_directions
             if self.num_directions == 1:
                 out, states = run_cell(layer.cell, out, self._initial(initial_states, base), sequence_length,
-                                       self.time_major, False, mask_outputs=True)
+                                       self.time_major, False)
                 finals.append(states)
             else:
                 fw = run_cell(layer.cell_fw, out, self._initial(initial_states, base), sequence_length,
-                              self.time_major, False, mask_outputs=True)
+                              self.time_major, False)
                 bw = run_cell(layer.cell_bw, out, self._initial(initial_states, base + 1), sequence_length,
-                              self.time_major, True, mask_outputs=True)
+                              self.time_major, True)
                 out = concat([fw[0], bw[0]], axis=-1)
                 finals += [fw[1], bw[1]]
             if self.dropout and layer_index < self.num_layers - 1:

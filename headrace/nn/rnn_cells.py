@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from ..core.errors import ShapeError, fmt_shape
+from ..core.errors import AttrError, ShapeError, fmt_shape, located
 from ..ops.apply import apply_op_single
 from . import functional as F
 from .initializer import Uniform
@@ -76,7 +76,7 @@ class RNNCellBase(Layer):
 
     @property
     def state_shape(self):
-        raise NotImplementedError(f"{type(self).__name__} does not declare state_shape")
+        raise located(NotImplementedError, f"{type(self).__name__} does not declare state_shape")
 
 
 class _GatedCell(RNNCellBase):
@@ -87,7 +87,7 @@ class _GatedCell(RNNCellBase):
         super().__init__()
         for what, value in (("input_size", input_size), ("hidden_size", hidden_size)):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
-                raise ValueError(f"{type(self).__name__}: {what} must be a positive int, got {value!r}")
+                raise located(AttrError, f"{type(self).__name__}: {what} must be a positive int, got {value!r}")
         self.input_size, self.hidden_size = int(input_size), int(hidden_size)
         std = 1.0 / math.sqrt(self.hidden_size)
         rows = self._gates * self.hidden_size
@@ -105,7 +105,7 @@ class _GatedCell(RNNCellBase):
 
     def _check_input(self, inputs):
         if len(inputs.shape) != 2 or inputs.shape[-1] not in (-1, self.input_size):
-            raise ShapeError(f"{type(self).__name__}: inputs must be [batch, {self.input_size}], "
+            raise located(ShapeError, f"{type(self).__name__}: inputs must be [batch, {self.input_size}], "
                              f"got {fmt_shape(inputs.shape)}")
 
     def _projections(self, inputs, h, key):
@@ -127,7 +127,7 @@ class SimpleRNNCell(_GatedCell):
     def __init__(self, input_size, hidden_size, activation="tanh", weight_ih_attr=None, weight_hh_attr=None,
                  bias_ih_attr=None, bias_hh_attr=None, name=None):
         if activation not in ("tanh", "relu"):
-            raise ValueError(f"SimpleRNNCell: activation must be 'tanh' or 'relu', got {activation!r}")
+            raise located(AttrError, f"SimpleRNNCell: activation must be 'tanh' or 'relu', got {activation!r}")
         super().__init__(input_size, hidden_size, weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr, name)
         self.activation = activation
 
@@ -152,7 +152,7 @@ class LSTMCell(_GatedCell):
     def __init__(self, input_size, hidden_size, weight_ih_attr=None, weight_hh_attr=None, bias_ih_attr=None,
                  bias_hh_attr=None, proj_size=0, name=None):
         if proj_size:
-            raise NotImplementedError("LSTMCell: proj_size (projected hidden states) is not supported yet")
+            raise located(NotImplementedError, "LSTMCell: proj_size (projected hidden states) is not supported yet")
         super().__init__(input_size, hidden_size, weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr, name)
 
     def forward(self, inputs, states=None):

@@ -21,6 +21,7 @@ import copy
 
 import numpy as np
 
+from ..core.errors import AttrError, located
 from ..core.dtypes import convert_dtype
 from ..ops.apply import apply_op_single
 from . import functional as F
@@ -48,7 +49,7 @@ def _param_attrs(attr, n):
     ParamAttr gets ``_<i>`` suffixes so the parameters stay distinct)."""
     if isinstance(attr, (list, tuple)):
         if len(attr) != n:
-            raise ValueError(f"expected {n} parameter attributes, got {len(attr)}")
+            raise located(AttrError, f"expected {n} parameter attributes, got {len(attr)}")
         return list(attr)
     out = []
     for i in range(n):
@@ -70,10 +71,10 @@ class MultiHeadAttention(Layer):
                  weight_attr=None, bias_attr=None):
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"MultiHeadAttention: embed_dim and num_heads must be positive, got {embed_dim}, "
+            raise located(AttrError, f"MultiHeadAttention: embed_dim and num_heads must be positive, got {embed_dim}, "
                              f"{num_heads}")
         if embed_dim % num_heads:
-            raise ValueError(f"MultiHeadAttention: embed_dim ({embed_dim}) must be divisible by num_heads "
+            raise located(AttrError, f"MultiHeadAttention: embed_dim ({embed_dim}) must be divisible by num_heads "
                              f"({num_heads})")
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.kdim = embed_dim if kdim is None else kdim
@@ -145,7 +146,7 @@ class TransformerEncoderLayer(Layer):
         super().__init__()
         self._config = config
         if d_model <= 0 or nhead <= 0 or dim_feedforward <= 0:
-            raise ValueError("TransformerEncoderLayer: d_model, nhead and dim_feedforward must be positive")
+            raise located(AttrError, "TransformerEncoderLayer: d_model, nhead and dim_feedforward must be positive")
         attn_dropout = dropout if attn_dropout is None else attn_dropout
         act_dropout = dropout if act_dropout is None else act_dropout
         self.normalize_before = normalize_before
@@ -222,7 +223,7 @@ class TransformerDecoderLayer(Layer):
         super().__init__()
         self._config = config
         if d_model <= 0 or nhead <= 0 or dim_feedforward <= 0:
-            raise ValueError("TransformerDecoderLayer: d_model, nhead and dim_feedforward must be positive")
+            raise located(AttrError, "TransformerDecoderLayer: d_model, nhead and dim_feedforward must be positive")
         attn_dropout = dropout if attn_dropout is None else attn_dropout
         act_dropout = dropout if act_dropout is None else act_dropout
         self.normalize_before = normalize_before
@@ -316,7 +317,7 @@ def _split_attrs(attr):
         return list(attr), [attr[0], attr[0], attr[-1]]
     if len(attr) == 3:
         return [attr[0], attr[-1]], list(attr)
-    raise ValueError(f"Transformer: a list weight_attr/bias_attr must have 1, 2 or 3 entries, got {len(attr)}")
+    raise located(AttrError, f"Transformer: a list weight_attr/bias_attr must have 1, 2 or 3 entries, got {len(attr)}")
 
 
 class Transformer(Layer):

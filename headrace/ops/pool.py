@@ -8,7 +8,8 @@ right] clipped to the input, ``ceil_mode``, or ``adaptive`` bins [floor(i H / O)
 with ``ksize`` the output size.  Its gradient sends each output gradient to its Mask position
 (overlapping windows add up).
 
-``unpool`` (max unpooling): X [N, C, h, w] and Indices (a Mask as above) -> Out [N, C, *output_size]
+``unpool`` / ``unpool3d`` (max unpooling): X [N, C, h, w] (or [N, C, d, h, w]) and Indices (a
+Mask as above) -> Out [N, C, *output_size]
 with every value of X written at its index and zeros elsewhere (the reference's op); its gradient
 gathers Out@GRAD at the indices.
 """
@@ -115,22 +116,24 @@ register("max_pool2d_with_index", inputs=["X"], outputs=["Out", "Mask"],
 
 
 # --- unpool ----------------------------------------------------------------------------------------
-def _unpool_infer(ctx):
-    shape = ctx.check_rank("X", 4)
-    dtype = check_float(ctx, "X")
-    ctx.check_dtype("Indices", (int32, int64))
-    if list(ctx.shape("Indices")) != list(shape) and -1 not in list(shape) + list(ctx.shape("Indices")):
-        ctx.fail("Indices", f"the shape of X {fmt_shape(shape)}", f"shape {fmt_shape(ctx.shape('Indices'))}")
-    size = ctx.attr("output_size")
-    if len(size) != 2 or any(int(s) <= 0 for s in size):
-        ctx.fail_attr("output_size", "2 positive integers", size)
-    ctx.set("Out", (shape[0], shape[1], int(size[0]), int(size[1])), dtype)
+def _make_unpool_infer(rank):
+    def infer(ctx):
+        shape = ctx.check_rank("X", rank)
+        dtype = check_float(ctx, "X")
+        ctx.check_dtype("Indices", (int32, int64))
+        if list(ctx.shape("Indices")) != list(shape) and -1 not in list(shape) + list(ctx.shape("Indices")):
+            ctx.fail("Indices", f"the shape of X {fmt_shape(shape)}", f"shape {fmt_shape(ctx.shape('Indices'))}")
+        size = ctx.attr("output_size")
+        if len(size) != rank - 2 or any(int(s) <= 0 for s in size):
+            ctx.fail_attr("output_size", f"{rank - 2} positive integers", size)
+        ctx.set("Out", (shape[0], shape[1]) + tuple(int(s) for s in size), dtype)
+    return infer
 
 
 def _unpool_kernel(ins, attrs, ctx):
     x, index = ins["X"], ins["Indices"].astype(np.int64)
     n, c = x.shape[:2]
-    plane = int(attrs["output_size"][0]) * int(attrs["output_size"][1])
+    plane = int(np.prod([int(s) for s in attrs["output_size"]]))
     if index.size and (index.min() < 0 or index.max() >= plane):
         raise IndexError(f"unpool: an index is outside the output plane of {plane} values "
                          f"(got {index.min()}..{index.max()})")
@@ -152,9 +155,10 @@ def _unpool_grad_kernel(ins, attrs, ctx):
     return {DX: picked.reshape(index.shape)}
 
 
-register("unpool", inputs=["X", "Indices"], outputs=["Out"],
-         attrs={"unpooling_type": "max", "ksize": [], "strides": [], "paddings": [], "output_size": REQUIRED,
-                "data_format": "NCHW"},
-         infer=_unpool_infer, kernel=_unpool_kernel,
-         grad=Gradient(_unpool_grad_kernel, inputs=("Indices",), infer=_unpool_grad_infer),
-         doc="Out = zeros of output_size with X written at the flat positions Indices (max unpooling)")
+for _type, _rank in (("unpool", 4), ("unpool3d", 5)):
+    register(_type, inputs=["X", "Indices"], outputs=["Out"],
+             attrs={"unpooling_type": "max", "ksize": [], "strides": [], "paddings": [], "output_size": REQUIRED,
+                    "data_format": "NCHW" if _rank == 4 else "NCDHW"},
+             infer=_make_unpool_infer(_rank), kernel=_unpool_kernel,
+             grad=Gradient(_unpool_grad_kernel, inputs=("Indices",), infer=_unpool_grad_infer),
+             doc="Out = zeros of output_size with X written at the flat positions Indices (max unpooling)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.dtypes import int32
 from ..core.errors import fmt_shape
 from .elementwise import check_float
 from .gradrule import Gradient, grad_slot
@@ -125,3 +126,38 @@ register("pool3d", inputs=["X"], outputs=["Out"],
                 "data_format": "NCDHW", "padding_algorithm": "EXPLICIT", "use_cudnn": False},
          infer=_infer, kernel=_kernel, grad=Gradient(_grad_kernel, inputs=("X",)),
          doc="max or average pooling over the last three dims of NCDHW (or D, H, W of NDHWC)")
+
+
+# --- max_pool3d_with_index -------------------------------------------------------------------------
+def _with_index_infer(ctx):
+    _infer(ctx)
+    ctx.set("Mask", ctx.outs["Out"][0][0], int32)
+
+
+def _with_index_kernel(ins, attrs, ctx):
+    attrs = dict(attrs, pooling_type="max", data_format="NCDHW", padding_algorithm="EXPLICIT", exclusive=True)
+    x, _, index, valid, _, cells = _prepare(ins, attrs)
+    best = np.where(valid, cells, np.array(-np.inf, x.dtype)).argmax(axis=-1)[..., None]
+    out = np.take_along_axis(cells, best, -1)[..., 0]
+    mask = np.take_along_axis(np.broadcast_to(index, cells.shape), best, -1)[..., 0]
+    return {"Out": np.ascontiguousarray(out, dtype=x.dtype), "Mask": mask.astype(np.int32)}
+
+
+def _with_index_grad_kernel(ins, attrs, ctx):
+    if DX not in ctx.wanted:
+        return {}
+    x, mask, dout = ins["X"], ins["Mask"].astype(np.int64), ins[DOUT]
+    n, c = x.shape[:2]
+    plane = int(np.prod(x.shape[2:]))
+    offsets = (np.arange(n * c) * plane).reshape(n, c, 1, 1, 1)
+    flat = np.bincount((mask + offsets).ravel(), weights=dout.ravel().astype(np.float64), minlength=n * c * plane)
+    return {DX: flat.reshape(x.shape).astype(dout.dtype)}
+
+
+register("max_pool3d_with_index", inputs=["X"], outputs=["Out", "Mask"],
+         attrs={"ksize": REQUIRED, "strides": [1, 1, 1], "paddings": [0, 0, 0], "global_pooling": False,
+                "adaptive": False, "ceil_mode": False, "pooling_type": "max", "data_format": "NCDHW",
+                "padding_algorithm": "EXPLICIT", "exclusive": True},
+         infer=_with_index_infer, kernel=_with_index_kernel,
+         grad=Gradient(_with_index_grad_kernel, inputs=("X",), outputs=("Mask",), no_need_buffer=("X",)),
+         doc="Out = window maxima over D, H, W; Mask = the flat (d * H * W + h * W + w) index of each maximum")

@@ -1,5 +1,6 @@
 """Padding and resizing ops: ``pad`` (constant, every dim), ``pad3d`` (5-D, constant / reflect /
-replicate / circular over D, H, W), ``nearest_interp_v2`` and ``bilinear_interp_v2`` (4-D).
+replicate / circular over D, H, W), ``nearest_interp_v2`` (3-D, 4-D, 5-D), ``linear_interp_v2``
+(3-D), ``bilinear_interp_v2`` (4-D), ``trilinear_interp_v2`` (5-D).
 
 Gradients are the adjoints of the forward maps: a padded gradient is summed back onto the input
 positions each output position was copied from (np.add.at over an index map padded the same way),
@@ -8,10 +9,10 @@ an interpolation's gradient is the transposed per-axis interpolation matrix appl
 Interpolation follows the reference kernels: ``ratio = (in - 1) / (out - 1)`` with
 ``align_corners`` (0 for out == 1), else ``1 / scale`` when a scale is given, else ``in / out``.
 Nearest: ``src = int(ratio * k + 0.5)`` with align_corners, else ``int(ratio * k)``.  Bilinear,
-per axis: with ``align_mode == 0`` and not align_corners (half-pixel) ``s = max(ratio (k + 0.5) -
+(and linear, trilinear) per axis: with ``align_mode == 0`` and not align_corners (half-pixel) ``s = max(ratio (k + 0.5) -
 0.5, 0)``, else ``s = ratio k``; ``lo = int(s)``, ``hi = min(lo + 1, in - 1)``, weight of hi ``s -
-lo``.  The two axes are interpolated one after the other (the same weights as the reference's
-four-term formula, summed in another order).
+lo``.  The axes are interpolated one after the other (the same weights as the reference's
+2^k-term formula, summed in another order).
 """
 from __future__ import annotations
 
@@ -141,8 +142,8 @@ register("pad3d", inputs=["X"], outputs=["Out"],
 
 
 # --- interpolation ---------------------------------------------------------------------------------
-def _spatial_axes(layout):
-    return (2, 3) if layout == "NCHW" else (1, 2)
+def _spatial_axes(layout, rank):
+    return tuple(range(2, rank)) if layout == "NCHW" else tuple(range(1, rank - 1))
 
 
 def _out_size(in_size, out, scale):
@@ -153,29 +154,39 @@ def _out_size(in_size, out, scale):
     return int(in_size * scale)
 
 
-def _scales(attrs):
+def _targets(attrs, rank):
+    """(out sizes, scales) of the rank - 2 spatial axes: the last of [out_d, out_h, out_w]."""
+    k = rank - 2
+    outs = [attrs["out_d"], attrs["out_h"], attrs["out_w"]][3 - k:]
     scale = list(attrs["scale"] or [])
     if len(scale) == 1:
-        scale = scale * 2
-    return scale if scale else [0.0, 0.0]
+        scale = scale * k
+    return outs, (scale if scale else [0.0] * k)
 
 
-def _interp_infer(ctx):
-    shape = ctx.check_rank("X", 4)
-    ctx.check_dtype("X", FLOATS)
-    layout = ctx.attr("data_layout")
-    if layout not in ("NCHW", "NHWC"):
-        ctx.fail_attr("data_layout", "'NCHW' or 'NHWC'", layout)
-    scale = _scales({"scale": ctx.attr("scale")})
-    outs = (ctx.attr("out_h"), ctx.attr("out_w"))
-    if any(o <= 0 and s <= 0 for o, s in zip(outs, scale)):
-        ctx.fail_attr("out_h", "out_h/out_w > 0, or a scale > 0", [outs, ctx.attr("scale")])
-    out_shape = list(shape)
-    for axis, o, s in zip(_spatial_axes(layout), outs, scale):
-        out_shape[axis] = _out_size(shape[axis], o, s)
-        if out_shape[axis] == 0:
-            ctx.fail("X", f"a spatial size giving an output size > 0 with scale {s}", fmt_shape(shape))
-    ctx.set("Out", tuple(out_shape), ctx.dtype("X"))
+def _out_shape(shape, attrs):
+    out = list(shape)
+    outs, scales = _targets(attrs, len(shape))
+    for axis, o, sc in zip(_spatial_axes(attrs["data_layout"], len(shape)), outs, scales):
+        out[axis] = _out_size(shape[axis], o, sc)
+    return out
+
+
+def _interp_infer_for(ranks):
+    def infer(ctx):
+        shape = ctx.check_rank("X", ranks)
+        ctx.check_dtype("X", FLOATS)
+        attrs = {name: ctx.attr(name) for name in ("out_d", "out_h", "out_w", "scale", "data_layout")}
+        if attrs["data_layout"] not in ("NCHW", "NHWC"):
+            ctx.fail_attr("data_layout", "'NCHW' (channels first) or 'NHWC' (channels last)", attrs["data_layout"])
+        outs, scales = _targets(attrs, len(shape))
+        if len(scales) != len(outs) or any(o <= 0 and sc <= 0 for o, sc in zip(outs, scales)):
+            ctx.fail_attr("out_w", f"{len(outs)} output sizes > 0, or scales > 0", [outs, attrs["scale"]])
+        out_shape = _out_shape(shape, attrs)
+        if 0 in out_shape:
+            ctx.fail("X", f"spatial sizes giving output sizes > 0 with scale {attrs['scale']}", fmt_shape(shape))
+        ctx.set("Out", tuple(out_shape), ctx.dtype("X"))
+    return infer
 
 
 def _axis_map(in_size, out_size, scale, attrs, nearest):
@@ -200,21 +211,16 @@ def _axis_map(in_size, out_size, scale, attrs, nearest):
 
 
 def _maps(x_shape, out_shape, attrs, nearest):
-    axes = _spatial_axes(attrs["data_layout"])
-    scale = _scales(attrs)
-    return [(axis, _axis_map(x_shape[axis], out_shape[axis], s, attrs, nearest)) for axis, s in zip(axes, scale)]
+    axes = _spatial_axes(attrs["data_layout"], len(x_shape))
+    _, scales = _targets(attrs, len(x_shape))
+    return [(axis, _axis_map(x_shape[axis], out_shape[axis], sc, attrs, nearest)) for axis, sc in zip(axes, scales)]
 
 
 def _interp_kernel(nearest):
     def kernel(ins, attrs, ctx):
         x = ins["X"]
-        axes = _spatial_axes(attrs["data_layout"])
-        outs = (attrs["out_h"], attrs["out_w"])
-        out_shape = list(x.shape)
-        for axis, o, s in zip(axes, outs, _scales(attrs)):
-            out_shape[axis] = _out_size(x.shape[axis], o, s)
         out = x
-        for axis, (lo, hi, w) in _maps(x.shape, out_shape, attrs, nearest):
+        for axis, (lo, hi, w) in _maps(x.shape, _out_shape(x.shape, attrs), attrs, nearest):
             shape = [1] * x.ndim
             shape[axis] = -1
             w = w.astype(x.dtype).reshape(shape)
@@ -239,11 +245,14 @@ def _interp_grad_kernel(nearest):
     return kernel
 
 
-for _name, _nearest in (("nearest_interp_v2", True), ("bilinear_interp_v2", False)):
+for _name, _method, _ranks in (("nearest_interp_v2", "nearest", (3, 4, 5)), ("linear_interp_v2", "linear", 3),
+                               ("bilinear_interp_v2", "bilinear", 4), ("trilinear_interp_v2", "trilinear", 5)):
+    _nearest = _method == "nearest"
     register(_name, inputs=["X"], outputs=["Out"],
-             attrs={"out_h": -1, "out_w": -1, "scale": [], "interp_method": "nearest" if _nearest else "bilinear",
+             attrs={"out_d": -1, "out_h": -1, "out_w": -1, "scale": [], "interp_method": _method,
                     "align_corners": True, "align_mode": 1, "data_layout": "NCHW"},
-             infer=_interp_infer, kernel=_interp_kernel(_nearest),
+             infer=_interp_infer_for(_ranks), kernel=_interp_kernel(_nearest),
              grad=Gradient(_interp_grad_kernel(_nearest), inputs=("X",), no_need_buffer=("X",)),
-             doc=f"{'Nearest' if _nearest else 'Bilinear'} resize of H, W to (out_h, out_w) or int(size * scale); "
-                 "see the module docstring for the source positions")
+             doc=f"{_method} resize of the spatial dims (W; H, W; D, H, W) to out_d/out_h/out_w or "
+                 "int(size * scale); data_layout NCHW = channels first, NHWC = channels last; see the module "
+                 "docstring for the source positions")

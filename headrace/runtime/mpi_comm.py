@@ -16,6 +16,7 @@ result).
 """
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -40,6 +41,7 @@ class MPICommunicator(Communicator):
             self.arena = Arena(world, world.control)
         self._count = 0
         self._pinned = []   # Arenas of buffer(): one shared window each
+        self._outputs = _OutputPool()
 
     @property
     def transport(self) -> str:
@@ -74,7 +76,7 @@ class MPICommunicator(Communicator):
             flat = np.empty(nbytes // dtype.itemsize, dtype)
             _pack(arrays, flat)
             self._wait(self.world.comm.Iallreduce(self.world.mpi.IN_PLACE, flat, op=self.world.mpi.SUM), what)
-        return _unpack(flat, arrays)
+        return _unpack(flat, arrays, self._outputs)
 
     def start_all_reduce_sum_many(self, arrays):
         """Begin ``all_reduce_sum_many``; ``handle.wait()`` gives the sums.  Over MPI the
@@ -216,7 +218,7 @@ class _Pending:
 
     def wait(self) -> list:
         self.comm._wait(self.request, self.what)
-        return _unpack(self.flat, self.like)
+        return _unpack(self.flat, self.like, self.comm._outputs)
 
 
 def _pack(arrays, flat) -> None:
@@ -226,10 +228,49 @@ def _pack(arrays, flat) -> None:
         offset += a.size
 
 
-def _unpack(flat, like) -> list:
+class _OutputPool:
+    """Result arrays, reused once nobody but the pool holds them.
+
+    Every collective returns new arrays; allocating them fresh each step costs more than the sum
+    itself (the allocator returns freed multi-MiB blocks to the system, so each step faults in new
+    pages).  An array is handed out again only when the pool's own references are its only ones
+    (``sys.getrefcount``: no caller, view or scope still sees it), so a result is never shared."""
+
+    _PER_KEY = 64   # at most what was in use at once (a new array joins only when all are taken)
+
+    def __init__(self):
+        self.arrays = {}   # (shape, dtype) -> [arrays]
+        self.free_count = self._count_of_unshared()
+
+    @staticmethod
+    def _count_of_unshared() -> int:
+        """What ``sys.getrefcount`` says, in ``take``'s loop, of an array only its list holds
+        (interpreters differ in which borrowed references they count)."""
+        kept = [np.empty(1)]
+        for array in kept:
+            return sys.getrefcount(array)
+
+    def take(self, shape, dtype) -> np.ndarray:
+        kept = self.arrays.setdefault((tuple(shape), np.dtype(dtype).str), [])
+        for array in kept:
+            if sys.getrefcount(array) <= self.free_count:
+                return array
+        array = np.empty(shape, dtype)
+        if len(kept) < self._PER_KEY:
+            kept.append(array)
+        return array
+
+
+def _unpack(flat, like, pool=None) -> list:
     out, offset = [], 0
     for a in like:
-        out.append(flat[offset:offset + a.size].reshape(a.shape).copy())
+        piece = flat[offset:offset + a.size].reshape(a.shape)
+        if pool is None:
+            out.append(piece.copy())
+        else:
+            target = pool.take(a.shape, a.dtype)
+            np.copyto(target, piece)
+            out.append(target)
         offset += a.size
     return out
 

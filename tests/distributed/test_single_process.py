@@ -147,6 +147,24 @@ def test_static_collectives_that_are_not_supported_say_so():
         dist.all_reduce(v, op=dist.ReduceOp.AVG)
 
 
+def test_result_pool_reuses_an_array_only_when_nobody_else_holds_it():
+    from headrace.runtime.mpi_comm import _OutputPool
+
+    pool = _OutputPool()
+    a = pool.take((4, 3), np.float32)
+    b = pool.take((4, 3), np.float32)
+    assert a is not b                       # a is still held here
+    view = b[1:]
+    del b
+    c = pool.take((4, 3), np.float32)
+    assert c is not a and not np.shares_memory(c, view)   # a view keeps b taken
+    address = a.__array_interface__["data"][0]
+    del a
+    d = pool.take((4, 3), np.float32)
+    assert d.__array_interface__["data"][0] == address    # released: handed out again
+    assert pool.take((4, 3), np.float64).dtype == np.float64
+
+
 def test_recompute_configs_auto_plans_checkpoints_under_the_budget():
     """recompute_configs {"checkpoints": "auto", "memory_budget": bytes}: the meta-optimizer lets
     headrace.memory choose the checkpoints; the training step's estimate fits the budget."""

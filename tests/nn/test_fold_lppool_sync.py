@@ -113,3 +113,26 @@ def test_sync_batch_norm_is_batch_norm_on_one_process():
         converted = nn.SyncBatchNorm.convert_sync_batchnorm(net)
         assert isinstance(converted[1], nn.SyncBatchNorm) and converted[1].weight is weight
         assert len(converted.parameters()) == 6
+
+
+def np_temporal_shift(x, seg, ratio):
+    nt, c, h, w = x.shape
+    v = x.reshape(nt // seg, seg, c, h, w)
+    out = np.zeros_like(v)
+    c1, c2 = int(c * ratio), int(c * 2 * ratio)
+    for t in range(seg):
+        for ch in range(c):
+            src = t - 1 if ch < c1 else (t + 1 if ch < c2 else t)
+            if 0 <= src < seg:
+                out[:, t, ch] = v[:, src, ch]
+    return out.reshape(x.shape)
+
+
+def test_temporal_shift():
+    x = rng.standard_normal((6, 8, 2, 3))
+    with context.static_mode_guard(False):
+        got = F.temporal_shift(paddle.to_tensor(x), 3, 0.25).numpy()
+        nhwc = F.temporal_shift(paddle.to_tensor(x.transpose(0, 2, 3, 1)), 2, 0.5, data_format="NHWC").numpy()
+    np.testing.assert_array_equal(got, np_temporal_shift(x, 3, 0.25))
+    np.testing.assert_array_equal(nhwc.transpose(0, 3, 1, 2), np_temporal_shift(x, 2, 0.5))
+    fd_grad(lambda t: F.temporal_shift(t, 2, 0.25), [x[:4, :, :1, :2]])

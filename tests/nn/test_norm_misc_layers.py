@@ -230,3 +230,14 @@ def test_group_norm_op_errors():
     check_build_error("group_norm", {"X": np.zeros((2, 6, 3))}, {"groups": 4}, AttrError, match="groups")
     check_build_error("group_norm", {"X": np.zeros((2, 6, 3)), "Scale": np.zeros(4)}, {"groups": 2}, ShapeError,
                       match="Scale")
+
+
+def test_argument_errors_are_typed_and_name_the_callers_line():
+    from headrace.core.errors import ArgTypeError, AttrError, ShapeError
+    with context.static_mode_guard(False):
+        x = paddle.to_tensor(np.zeros((2, 6, 3, 3), np.float32))
+        for call, error in ((lambda: nn.GroupNorm(4, 6), AttrError), (lambda: F.pixel_shuffle(x, 2), ShapeError),
+                            (lambda: nn.LayerList([3]), ArgTypeError), (lambda: nn.LSTM(3, 2, direction="up"), AttrError),
+                            (lambda: F.max_pool1d(x, 2), ShapeError), (lambda: nn.MultiHeadAttention(5, 2), AttrError)):
+            with pytest.raises(error, match=r"\(at .*test_norm_misc_layers\.py:\d+\)"):
+                call()

@@ -248,3 +248,25 @@ def test_errors():
         x = static.data("x", [2, -1, 3], "float32")
         with pytest.raises(Exception, match="known number of time steps"):
             nn.GRU(3, 2)(x)
+
+
+def test_rnn_and_birnn_wrappers_with_lengths_against_numpy():
+    x = rng.standard_normal((3, 4, 3))
+    lengths = np.array([2, 4, 1], np.int64)
+    with context.static_mode_guard(False):
+        fw, bw = nn.GRUCell(3, 2), nn.GRUCell(3, 2)
+        p_fw = [p.numpy().astype(np.float64) for p in fw.parameters()]
+        p_bw = [p.numpy().astype(np.float64) for p in bw.parameters()]
+        xt, seq = paddle.to_tensor(x.astype(np.float32)), paddle.to_tensor(lengths)
+        out, h = nn.RNN(fw, is_reverse=True)(xt, sequence_length=seq)
+        bi_out, (h_fw, h_bw) = nn.BiRNN(fw, bw)(xt, sequence_length=seq)
+    zero = np.zeros((3, 2))
+    want, want_h = np_direction("GRU", x, zero, p_fw, lengths, True, True)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(h.numpy(), want_h, rtol=1e-5, atol=1e-6)
+    assert not out.numpy()[2, 1:].any()
+    fw_out, fw_h = np_direction("GRU", x, zero, p_fw, lengths, False, True)
+    bw_out, bw_h = np_direction("GRU", x, zero, p_bw, lengths, True, True)
+    np.testing.assert_allclose(bi_out.numpy(), np.concatenate([fw_out, bw_out], -1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(h_fw.numpy(), fw_h, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(h_bw.numpy(), bw_h, rtol=1e-5, atol=1e-6)

@@ -109,3 +109,29 @@ def test_swiglu_and_sequence_mask():
         np.testing.assert_array_equal(mask, want)
         assert F.sequence_mask(paddle.to_tensor(lengths)).shape == [2, 2, 4]
     fd_grad(lambda a, b: F.swiglu(a, b), [x, y])
+
+
+def test_inplace_activations():
+    from headrace.core.errors import AttrError
+    x = rng.standard_normal((3, 4))
+    with context.static_mode_guard(False):
+        leaf = paddle.to_tensor(x, stop_gradient=False)
+        y = leaf * 2.0
+        before = y * 1.0                       # reads the old y
+        same = F.relu_(y)
+        assert same is y
+        np.testing.assert_array_equal(y.numpy(), np.maximum(2 * x, 0))
+        paddle.sum(y * 3.0 + before).backward()
+        np.testing.assert_allclose(leaf.grad.numpy(), 6.0 * (x > 0) + 2.0)
+        for fn, want in ((F.tanh_, np.tanh(x)), (F.elu_, np.where(x > 0, x, np.expm1(x))),
+                         (lambda t: F.hardtanh_(t, -0.5, 0.5), np.clip(x, -0.5, 0.5)),
+                         (lambda t: F.leaky_relu_(t, 0.2), np.where(x > 0, x, 0.2 * x)),
+                         (lambda t: F.thresholded_relu_(t, 0.3), np.where(x > 0.3, x, 0.0)),
+                         (F.softmax_, np.exp(x) / np.exp(x).sum(-1, keepdims=True))):
+            t = paddle.to_tensor(x)
+            assert fn(t) is t
+            np.testing.assert_allclose(t.numpy(), want, rtol=1e-12)
+        with pytest.raises(AttrError, match="leaf"):
+            F.relu_(paddle.to_tensor(x, stop_gradient=False))
+    with pytest.raises(NotImplementedError, match="dygraph"):
+        F.relu_(paddle.static.data("v", [2, 2], "float32"))

@@ -174,7 +174,64 @@ def test_3d_forms():
         np.testing.assert_allclose(a, b * 2, rtol=1e-6)
         nd = F.max_pool3d(paddle.to_tensor(np.moveaxis(x, 1, -1)), 2, data_format="NDHWC").numpy()
         np.testing.assert_array_equal(np.moveaxis(nd, -1, 1), F.max_pool3d(paddle.to_tensor(x), 2).numpy())
-        with pytest.raises(NotImplementedError, match="return_mask"):
-            F.max_pool3d(paddle.to_tensor(x), 2, return_mask=True)
+        with pytest.raises(AttrError, match="return_mask"):
+            F.max_pool3d(paddle.to_tensor(np.moveaxis(x, 1, -1)), 2, return_mask=True, data_format="NDHWC")
         same = F.conv3d(paddle.to_tensor(x), paddle.to_tensor(np.ones((1, 2, 3, 3, 3), np.float32)), padding="SAME")
         assert same.shape == [1, 1, 4, 4, 4]
+
+
+def _mask_ref(ins, attrs):
+    """Window maxima and the flat index of the first maximum (row-major) in each window."""
+    x = ins["X"]
+    k, s, p = attrs["ksize"], attrs.get("strides", [1, 1, 1]), _six(attrs.get("paddings", [0, 0, 0]))
+    adaptive = attrs.get("adaptive", False)
+    windows = []
+    for i, size in enumerate(x.shape[2:]):
+        if adaptive:
+            windows.append([((o * size) // k[i], math.ceil((o + 1) * size / k[i])) for o in range(k[i])])
+        else:
+            count = (size + p[2 * i] + p[2 * i + 1] - k[i]) // s[i] + 1
+            windows.append([(max(o * s[i] - p[2 * i], 0), min(o * s[i] - p[2 * i] + k[i], size))
+                            for o in range(count)])
+    out = np.zeros(x.shape[:2] + tuple(len(w) for w in windows), x.dtype)
+    mask = np.zeros(out.shape, np.int32)
+    d, h, w = x.shape[2:]
+    for b, ch in itertools.product(range(x.shape[0]), range(x.shape[1])):
+        for pos in itertools.product(*(range(len(w_)) for w_ in windows)):
+            best = None
+            for cell in itertools.product(*(range(*windows[i][pos[i]]) for i in range(3))):
+                if best is None or x[(b, ch) + cell] > x[(b, ch) + best]:
+                    best = cell
+            out[(b, ch) + pos] = x[(b, ch) + best]
+            mask[(b, ch) + pos] = (best[0] * h + best[1]) * w + best[2]
+    return {"Out": out, "Mask": mask}
+
+
+MASK_CASES = [
+    Case("max_pool3d_with_index", {"X": rng.standard_normal((2, 2, 4, 5, 4))}, _mask_ref,
+         {"ksize": [2, 3, 2], "strides": [2, 1, 2], "paddings": [1, 0, 1]}, id="padded"),
+    Case("max_pool3d_with_index", {"X": rng.standard_normal((1, 2, 5, 3, 4))}, _mask_ref,
+         {"ksize": [2, 2, 3], "adaptive": True}, id="adaptive"),
+]
+
+
+@pytest.mark.parametrize("case", MASK_CASES, ids=[c.id for c in MASK_CASES])
+def test_max_pool3d_with_index(case):
+    check_forward(case)
+    check_infer_batch(case)
+    check_grad("max_pool3d_with_index", case.inputs, case.attrs, out_slots=("Out",))
+
+
+def test_unpool3d_round_trip():
+    x = rng.standard_normal((2, 2, 4, 4, 6))
+    want = _mask_ref({"X": x}, {"ksize": [2, 2, 2], "strides": [2, 2, 2]})
+    with context.static_mode_guard(False):
+        out, mask = F.max_pool3d(paddle.to_tensor(x), 2, return_mask=True)
+        np.testing.assert_array_equal(mask.numpy(), want["Mask"])
+        back = nn.MaxUnPool3D(2)(out, mask).numpy()
+    expect = np.zeros(x.shape)
+    for b, ch in itertools.product(range(2), range(2)):
+        expect[b, ch].reshape(-1)[want["Mask"][b, ch].ravel()] = want["Out"][b, ch].ravel()
+    np.testing.assert_array_equal(back, expect)
+    idx = want["Mask"].astype("int64")
+    check_grad("unpool3d", {"X": want["Out"], "Indices": idx}, {"output_size": [4, 4, 6]}, wrt=("X",))

@@ -153,7 +153,8 @@ def test_build_errors():
     check_build_error("pad3d", {"X": X5}, {"paddings": [1, 1], "mode": "constant"}, AttrError, match="paddings")
     check_build_error("pad3d", {"X": X4}, {"paddings": P6}, ShapeError)
     check_build_error("pad", {"X": X4}, {"paddings": [1, 1]}, AttrError, match="paddings")
-    check_build_error("bilinear_interp_v2", {"X": X4}, {}, AttrError, match="out_h")
+    check_build_error("bilinear_interp_v2", {"X": X4}, {}, AttrError, match="out_w")
+    check_build_error("trilinear_interp_v2", {"X": X4}, {"out_d": 2, "out_h": 2, "out_w": 2}, ShapeError)
 
 
 # --- F.pad: the pad-list rules ---------------------------------------------------------------------------
@@ -249,3 +250,76 @@ def test_interpolate_and_upsample_layers_both_modes():
 def test_eager_gradients(fn):
     from tests.nn.test_losses import _eager_gradcheck
     _eager_gradcheck(lambda x: fn(x), {"x": rng.normal(size=(2, 2, 3, 4))}, ["x"])
+
+
+# --- linear (3-D) and trilinear (5-D): the reference's corner formula, 2^k terms -----------------------
+def _axis_ref(i, o, s, k, align_corners, align_mode):
+    """(low index, high index, weight of high) of output position k along one axis, as the kernels."""
+    if align_corners:
+        r = (i - 1) / (o - 1) if o > 1 else 0.0
+    else:
+        r = 1 / s if s > 0 else i / o
+    flag = align_mode == 0 and not align_corners
+    lo = max(int(r * (k + 0.5) - 0.5) if flag else int(r * k), 0)
+    hi = min(lo + 1, i - 1)
+    d = (max(r * (k + 0.5) - 0.5, 0) - lo) if flag else r * k - lo
+    return lo, hi, d
+
+
+def _linear_nd_ref(x, outs, align_corners, align_mode, scales=None):
+    """Channels-first x [N, C, *spatial]; the sum over the 2^k corners of products of weights."""
+    import itertools
+    spatial = x.shape[2:]
+    scales = scales or [0] * len(spatial)
+    out = np.zeros(x.shape[:2] + tuple(outs))
+    for pos in np.ndindex(*outs):
+        axes = [_axis_ref(i, o, sc, k, align_corners, align_mode) for i, o, sc, k in zip(spatial, outs, scales, pos)]
+        for corner in itertools.product((0, 1), repeat=len(axes)):
+            idx = tuple(a[1] if c else a[0] for a, c in zip(axes, corner))
+            weight = np.prod([a[2] if c else 1 - a[2] for a, c in zip(axes, corner)])
+            out[(slice(None), slice(None)) + pos] += weight * x[(slice(None), slice(None)) + idx]
+    return out
+
+
+X3D = rng.normal(size=(2, 3, 5))
+X5D = rng.normal(size=(2, 2, 3, 4, 5))
+
+
+@pytest.mark.parametrize("kw,x,outs,ac,am,scales", [
+    (dict(size=8, mode="linear"), X3D, [8], False, 0, None),
+    (dict(scale_factor=1.6, mode="linear", align_mode=1), X3D, [8], False, 1, [1.6]),
+    (dict(size=[4], mode="linear", align_corners=True, data_format="NWC"), X3D.transpose(0, 2, 1), [4], True, 0, None),
+    (dict(size=[5, 3, 7], mode="trilinear"), X5D, [5, 3, 7], False, 0, None),
+    (dict(scale_factor=[2.0, 0.5, 1.5], mode="trilinear", align_corners=True), X5D, [6, 2, 7], True, 0, None),
+], ids=["linear", "linear_scale_mode1", "linear_nwc_corners", "trilinear", "trilinear_scale_corners"])
+def test_linear_and_trilinear(kw, x, outs, ac, am, scales):
+    channels_last = kw.get("data_format", "").endswith("C")
+    x_cf = np.moveaxis(x, -1, 1) if channels_last else x
+    want = _linear_nd_ref(x_cf, outs, ac, am, scales)
+    if channels_last:
+        want = np.moveaxis(want, 1, -1)
+    (got,), _ = build_and_run(lambda x: F.interpolate(x, **kw), {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    with context.static_mode_guard(False):
+        np.testing.assert_allclose(F.interpolate(paddle.to_tensor(x), **kw).numpy(), want, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("op,shape,attrs", [
+    ("linear_interp_v2", (2, 3, 5), {"out_w": 7, "align_corners": False, "align_mode": 0}),
+    ("trilinear_interp_v2", (1, 2, 3, 2, 4), {"out_d": 4, "out_h": 3, "out_w": 5, "align_corners": False,
+                                              "align_mode": 0}),
+    ("nearest_interp_v2", (2, 2, 3, 2, 4), {"scale": [2.0, 1.0, 1.5], "align_corners": False}),
+    ("nearest_interp_v2", (2, 3, 5), {"out_w": 8, "align_corners": False, "data_layout": "NHWC"}),
+])
+def test_nd_interp_gradients(op, shape, attrs):
+    check_grad(op, {"X": rng.normal(size=shape)}, attrs)
+
+
+def test_interpolate_rank_errors():
+    with context.static_mode_guard(False):
+        with pytest.raises(ShapeError, match="'linear' needs a 3-D"):
+            F.interpolate(paddle.to_tensor(X4), size=3, mode="linear")
+        with pytest.raises(ShapeError, match="'trilinear' needs a 5-D"):
+            F.interpolate(paddle.to_tensor(X4), size=3, mode="trilinear")
+        with pytest.raises(ValueError, match="3 numbers"):
+            F.interpolate(paddle.to_tensor(X5D), size=[3, 3], mode="trilinear")
