@@ -2,20 +2,26 @@
 
 The reference's names (PaddlePaddle 3.3.1) are in ../shared/reference/paddle_public_names.json
 (or the file given with --names).  A name counts when the matching headrace module has it as an
-attribute and it is not marked unsupported: an object whose ``__headrace_unsupported__`` attribute
-is true (a placeholder that only raises "not supported yet") is listed as missing.
+attribute and it is not a placeholder: an object whose ``__headrace_unsupported__`` attribute is
+true, or a function (a class: its own ``__init__``) whose body does nothing but raise
+NotImplementedError, is listed as missing.
 
     python scripts/api_coverage.py              # one line per namespace
     python scripts/api_coverage.py --missing    # and the names still missing
 """
 import argparse
+import ast
 import importlib
+import inspect
 import json
 import pathlib
 import sys
+import textwrap
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-DEFAULT_NAMES = ROOT.parent / "shared" / "reference" / "paddle_public_names.json"
+# the checkout's sibling ../shared (main), or two levels up (a worktree under wt/<name>)
+_CANDIDATES = [base / "shared" / "reference" / "paddle_public_names.json" for base in (ROOT.parent, ROOT.parents[1])]
+DEFAULT_NAMES = next((c for c in _CANDIDATES if c.exists()), _CANDIDATES[0])
 
 # Names the issue excludes from a namespace's target (accelerator-only APIs).
 EXCLUDED = {
@@ -32,10 +38,36 @@ def module_for(namespace):
         return None
 
 
+def _raises_not_implemented_only(func) -> bool:
+    """True for a function whose body (docstring aside) is one ``raise NotImplementedError...``."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    body = [s for s in node.body
+            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def is_placeholder(obj) -> bool:
+    if getattr(obj, "__headrace_unsupported__", False):
+        return True
+    if inspect.isclass(obj):
+        init = obj.__dict__.get("__init__")
+        return init is not None and _raises_not_implemented_only(init)
+    return inspect.isfunction(obj) and _raises_not_implemented_only(obj)
+
+
 def has(module, name):
     if module is None or not hasattr(module, name):
         return False
-    return not getattr(getattr(module, name), "__headrace_unsupported__", False)
+    return not is_placeholder(getattr(module, name))
 
 
 def coverage(names):

@@ -33,3 +33,31 @@ def test_accelerator_names_are_excluded(tmp_path, capsys):
     out = capsys.readouterr().out
     line = next(l for l in out.splitlines() if l.startswith("paddle.static ") and "missing" not in l)
     assert line.split()[1:] == ["1", "1", "100%"]
+
+
+def _stub(x):
+    """Not yet."""
+    raise NotImplementedError("not supported yet")
+
+
+class _StubClass:
+    def __init__(self, *args):
+        raise NotImplementedError
+
+
+def _partial(x):
+    if x:
+        raise NotImplementedError("static mode")
+    return x
+
+
+def test_functions_that_only_raise_not_implemented_do_not_count(monkeypatch):
+    for name, obj in (("stub_fn_for_test", _stub), ("stub_cls_for_test", _StubClass), ("partial_for_test", _partial)):
+        monkeypatch.setattr(headrace, name, obj, raising=False)
+    rows = api_coverage.coverage({"paddle": ["stub_fn_for_test", "stub_cls_for_test", "partial_for_test"]})
+    assert rows["paddle"][2] == ["stub_fn_for_test", "stub_cls_for_test"]   # a partial one works somewhere
+
+
+def test_default_names_file_is_found_from_a_worktree_too():
+    assert api_coverage.DEFAULT_NAMES.name == "paddle_public_names.json"
+    assert any(c == api_coverage.DEFAULT_NAMES for c in api_coverage._CANDIDATES)

@@ -26,3 +26,6 @@ def test_readme_python_blocks_run(capsys):
     # the NaN/Inf check mode example (Reliability section)
     assert re.search(r"^FLAGS_check_nan_inf: op `log` \(built at \S*README\.md:\d+\): output `Out` \(log_\d+\.tmp_0\) "
                      r"has 0 NaN and 1 Inf of 2 values; its inputs were all finite", out, flags=re.M), out
+    # the fluid 1.x / eager autograd example
+    assert re.search(r"^Cost -?\d+\.\d{6} \(1,\) True$", out, flags=re.M), out
+    assert "[2. 4. 6.] [ 4.  8. 12.]" in out

@@ -68,6 +68,23 @@ def name_scope(prefix: str | None = None):
         _name_scopes.pop()
 
 
+_devices: list[str] = []
+
+
+@contextlib.contextmanager
+def device_scope(device: str):
+    """Ops built inside carry ``op_device`` = ``device`` (``static.device_guard``)."""
+    _devices.append(device)
+    try:
+        yield
+    finally:
+        _devices.pop()
+
+
+def current_device() -> str:
+    return _devices[-1] if _devices else ""
+
+
 def current_name_scope() -> str:
     if not _name_scopes:
         return "/"

@@ -75,7 +75,14 @@ def cross_entropy(input, label, soft_label=False, ignore_index=-100):
 
 softmax_with_cross_entropy = _F.softmax_with_cross_entropy
 square_error_cost = _F.square_error_cost
-accuracy = _F.accuracy
+
+
+def accuracy(input, label, k=1, correct=None, total=None):  # noqa: A002
+    """1.x ``accuracy``: the fraction of rows whose label is among the top-``k`` scores, shape [1]
+    as 1.x (``acc_value[0]`` works; ``static.accuracy`` keeps the op's 0-D result)."""
+    return _T.reshape(_F.accuracy(input, label, k, correct, total), [1])
+
+
 pool2d = _F.pool2d
 mean = _T.legacy_mean
 reduce_mean = _T.reduce_mean

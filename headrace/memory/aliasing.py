@@ -158,6 +158,8 @@ def _coalesce(attrs, ins, outs):
 
 
 RULES["coalesce_tensor"] = _coalesce
+RULES["print"] = _same_as_input({"Out": "In"})                         # ops/debug.py: Out is In
+RULES["print_grad"] = _same_as_input({grad_name("In"): DOUT})
 
 
 def writes_inputs_in_place(opdef) -> bool:

@@ -47,6 +47,9 @@ def create_parameter(shape, dtype, attr=None, is_bias=False, default_initializer
         return static_layers.create_parameter(shape, dtype, attr, is_bias, default_initializer, name_prefix)
     attr, shape, dtype, name, initializer = static_layers.parameter_spec(
         shape, dtype, attr, is_bias, default_initializer, name_prefix)
+    if isinstance(attr, static_layers.WeightNormParamAttr):
+        raise RuntimeError("WeightNormParamAttr is for static programs (dygraph layers do not support it; "
+                           "build the program in static mode)")
     param = EagerParameter(np.empty(shape, dtype.numpy), name, trainable=attr.trainable,
                            optimize_attr={"learning_rate": attr.learning_rate}, regularizer=attr.regularizer,
                            do_model_average=attr.do_model_average, need_clip=attr.need_clip)

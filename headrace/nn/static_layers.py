@@ -18,6 +18,7 @@ from ..eager.tensor import Tensor
 from ..ops.apply import apply_op, apply_op_single
 from .initializer import Constant, Normal, XavierInitializer
 from .param_attr import ParamAttr
+from .weight_norm import WeightNormParamAttr, create_weight_normalized
 
 
 def _static_only(layer: str) -> None:
@@ -51,13 +52,13 @@ def _declared_again(var, shape, dtype, lod_level) -> Variable:
     and lod_level match (a fluid script declaring its inputs twice), and refuses a mismatch."""
     want = tuple(-1 if d is None else int(d) for d in shape)
     if not var.is_data:
-        raise ValueError(f"data(): the program already has a variable named {var.name!r} that is not a data "
-                         f"variable (declared with shape {fmt_shape(var.shape)})")
+        raise located(AttrError, f"data(): the program already has a variable named {var.name!r} that is not "
+                                 f"a data variable (declared with shape {fmt_shape(var.shape)})")
     for what, old, new in (("shape", fmt_shape(var.shape), fmt_shape(want)), ("dtype", str(var.dtype), str(dtype)),
                            ("lod_level", var.lod_level, lod_level)):
         if old != new:
-            raise ValueError(f"data(): variable {var.name!r} has been declared before with {what} {old}; "
-                             f"declared again with {what} {new}: they do not match")
+            raise located(AttrError, f"data(): variable {var.name!r} has been declared before with {what} {old}; "
+                                     f"declared again with {what} {new}: they do not match")
     return var
 
 
@@ -93,9 +94,18 @@ def parameter_spec(shape, dtype, attr, is_bias, default_initializer, name_prefix
 
 def create_parameter(shape, dtype, attr=None, is_bias=False, default_initializer=None,
                      name_prefix=None):
-    """Create a parameter in the main program and its initializer in the startup program."""
+    """Create a parameter in the main program and its initializer in the startup program (a
+    ``WeightNormParamAttr``: two parameters and the ops computing the weight, ``nn/weight_norm.py``)."""
     attr, shape, dtype, name, initializer = parameter_spec(shape, dtype, attr, is_bias, default_initializer,
                                                            name_prefix)
+    if isinstance(attr, WeightNormParamAttr):
+        def make(part_name, part_shape, part_attr, part_init):
+            return _new_parameter(part_name, part_shape, dtype, part_attr, part_init or Constant(0.0))
+        return create_weight_normalized(shape, dtype, attr, name, initializer, make)
+    return _new_parameter(name, shape, dtype, attr, initializer)
+
+
+def _new_parameter(name, shape, dtype, attr, initializer):
     main = context.default_main_program()
     startup = context.default_startup_program()
     param = main.global_block().create_parameter(

@@ -6,6 +6,8 @@ from . import activation, reduce, loss, linalg, shape, concat_slice, nn, conv, n
 from . import collective, fused  # noqa: F401
 from . import optim_more, loss_more, resize, lr_schedule  # noqa: F401
 from . import coalesce  # noqa: F401
+from . import debug  # noqa: F401
+from . import metric  # noqa: F401
 from . import math_unary, math_binary, math_extra, search, indexing, manip, dynamic_shape, random_more  # noqa: F401  (tensor ops)
 from . import cumulative, counting  # noqa: F401  (tensor ops)
 from . import activation_ext, conv3d, conv_transpose, group_norm, pool, pool3d, spectral_norm  # noqa: F401  (nn layers)

@@ -325,6 +325,8 @@ def infer_for_block(block, op) -> None:
         given[roles.ROLE_VAR_ATTR] = list(program._op_role_var)
     if roles.NAMESCOPE_ATTR not in given:
         given[roles.NAMESCOPE_ATTR] = context.current_name_scope()
+    if roles.DEVICE_ATTR not in given and context.current_device():
+        given[roles.DEVICE_ATTR] = context.current_device()
     op.attrs = resolve_attrs(opdef, given, op.type, op.callsite)
     check_slots(opdef, op.inputs, opdef.inputs, "input", op)
     check_slots(opdef, op.outputs, opdef.outputs, "output", op)

@@ -11,9 +11,9 @@ from collections import OrderedDict
 import numpy as np
 
 from ..core import context, flags
+from ..core.fetched import scalar_like
 from ..core.errors import (DTypeError, FeedError, FetchError, ShapeError, UninitializedError, fmt_shape, is_wrapped,
                            where)
-from ..core.fetched import scalar_like
 from ..core.program import Program
 from ..core.variable import Variable
 from ..ops.registry import Meta
@@ -277,6 +277,8 @@ def _release_env(env, persist) -> None:
 def _feed_array(var, value) -> np.ndarray:
     if isinstance(value, LoDTensor):
         value = np.asarray(value)
+    if isinstance(value, np.ndarray) and type(value) is not np.ndarray:   # e.g. a fetched ScalarArray
+        value = value.view(np.ndarray)
     want = var.dtype.numpy
     if isinstance(value, np.ndarray):
         if value.dtype != want:

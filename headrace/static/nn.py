@@ -21,4 +21,9 @@ def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=No
     return _layers.embedding(input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)
 
 
-__all__ = ["batch_norm", "conv2d", "embedding", "fc", "layer_norm"]
+# control flow (dygraph mode; static programs: NotImplementedError) and py_func (issue 16)
+from ..nn.control_flow import case, cond, switch_case, while_loop  # noqa: E402
+from ..nn.static_extras import py_func  # noqa: E402
+
+__all__ = ["batch_norm", "conv2d", "embedding", "fc", "layer_norm", "case", "cond", "py_func", "switch_case",
+           "while_loop"]

@@ -24,7 +24,7 @@ def test_gradient_ops_name_a_registered_forward_op():
 
 def test_non_differentiable_ops_are_the_expected_ones():
     none = sorted(t for t in _forward_ops() if lookup(t).grad is NO_GRADIENT)
-    expected = {"accuracy", "adam", "clip_by_norm", "sign", "c_allreduce_sum", "c_broadcast", "c_reduce_sum",
+    expected = {"auc", "accuracy", "adam", "clip_by_norm", "sign", "c_allreduce_sum", "c_broadcast", "c_reduce_sum",
                 "coalesce_tensor", "fused_adam", "c_fused_allreduce_sum", "assign_value", "equal", "fill_any_like", "fill_constant",
                 "gaussian_random", "greater_equal", "greater_than", "less_equal", "less_than",
                 "lars_momentum", "momentum", "not_equal", "seed", "sgd", "shape", "truncated_gaussian_random", "uniform_random"}

@@ -7,6 +7,7 @@ import pytest
 
 import headrace as paddle
 import headrace.fluid as fluid
+import headrace.static as static
 from headrace.core.fetched import ScalarArray
 
 rng = np.random.default_rng(21)
@@ -142,10 +143,77 @@ def test_recognize_digits_style_loop_runs():
             lines.append("Pass %d, Batch %d, Cost %f, Acc %f" % (0, step, loss_v, acc_v))
         losses.append(float(loss_v))
         accs.append(float(acc_v))
-        assert loss_v[0] == losses[-1]
+        assert loss_v[0] == losses[-1] and acc_v[0] == accs[-1] and acc_v.shape == (1,)
     test_loss, test_acc = exe.run(test_program, feed={"pixel": data, "label": labels}, fetch_list=[avg_loss, acc])
     avg = np.array(losses).mean()
     summary = "Test with Epoch %d, avg_cost: %s, acc: %s" % (0, test_loss, test_acc)
     assert len(lines) == 4 and lines[0].startswith("Pass 0, Batch 0, Cost ")
     assert np.isfinite(avg) and 0.0 <= np.array(accs).mean() <= 1.0 and "avg_cost" in summary
     assert losses[-1] < losses[0]        # it trains
+
+
+def test_dygraph_mnist_style_loop_runs():
+    """The 1.x dygraph chapter: layers from fluid.dygraph, loss by fluid.layers.mean, progress
+    printed with "%f" of loss.numpy(), values collected with float() and [0]."""
+    class Net(fluid.dygraph.Layer):
+        def __init__(self):
+            super().__init__()
+            self.conv = fluid.dygraph.Conv2D(num_channels=1, num_filters=4, filter_size=3, act="relu")
+            self.pool = fluid.dygraph.Pool2D(pool_size=2, pool_stride=2)
+            self.fc = fluid.dygraph.Linear(4 * 3 * 3, 10, act="softmax")
+
+        def forward(self, x):
+            h = self.pool(self.conv(x))
+            return self.fc(fluid.layers.reshape(h, [-1, 4 * 3 * 3]))
+
+    data = rng.uniform(0, 1, (32, 1, 8, 8)).astype("float32")
+    labels = (data.reshape(32, -1).sum(1) > 32).astype("int64").reshape(-1, 1)
+    with fluid.dygraph.guard():
+        net = Net()
+        opt = fluid.optimizer.Adam(learning_rate=0.01, parameter_list=net.parameters())
+        lines, losses = [], []
+        for step in range(8):
+            img = fluid.dygraph.to_variable(data[step % 2 * 16:step % 2 * 16 + 16])
+            label = fluid.dygraph.to_variable(labels[step % 2 * 16:step % 2 * 16 + 16])
+            prediction = net(img)
+            avg_loss = fluid.layers.mean(fluid.layers.cross_entropy(prediction, label))
+            acc = fluid.layers.accuracy(prediction, label)
+            avg_loss.backward()
+            opt.minimize(avg_loss)
+            net.clear_gradients()
+            if step % 4 == 0:
+                lines.append("epoch 0 step %d, loss %f, acc %f" % (step, avg_loss.numpy(), acc.numpy()))
+            losses.append(float(avg_loss.numpy()))
+            assert avg_loss.numpy()[0] == losses[-1]
+    assert len(lines) == 2 and np.isfinite(np.array(losses).mean()) and losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize("make", [lambda t: fluid.layers.mean(t), lambda t: paddle.mean(t),
+                                  lambda t: fluid.layers.reduce_sum(fluid.layers.cast(t, "int64"))])
+def test_eager_idioms_on_shape_1_and_0d(make):
+    with fluid.dygraph.guard():
+        value = make(fluid.dygraph.to_variable(X.round())).numpy()
+    want = np.asarray(value).reshape(()).item()
+    assert isinstance(value, np.ndarray) and value.size == 1
+    assert float(value) == float(want) and int(value) == int(want) and bool(value) is True
+    assert "%f" % value == "%f" % want and "%d" % value == "%d" % int(want)
+    assert "{:.3f}".format(value) == "{:.3f}".format(want) and f"{value:>8.1f}" == f"{want:>8.1f}"
+    if value.dtype.kind == "i":
+        assert operator.index(value) == want
+    assert not isinstance(value * 2, ScalarArray)
+
+
+def test_a_fetched_value_fed_back_is_a_plain_array():
+    x = fluid.layers.data(name="x", shape=[1], dtype="float32", append_batch_size=False)
+    passed = static.Print(x, print_phase="backward")       # its kernel returns its input itself
+    out = fluid.layers.scale(fluid.layers.reshape(passed, [1, 1]), 2.0)
+    exe = fluid.Executor(fluid.CPUPlace())
+    (first,) = exe.run(feed={"x": np.array([1.5], "float32")}, fetch_list=[out])
+    assert isinstance(first, ScalarArray)
+    back = first.reshape(1)
+    assert isinstance(back, ScalarArray)
+    (second, same) = exe.run(feed={"x": back}, fetch_list=[out, passed])   # kernels never see the subclass
+    assert float(second) == 6.0 and second.shape == (1, 1) and float(same) == 3.0
+    with fluid.dygraph.guard():
+        t = fluid.dygraph.to_variable(first)
+        assert type(t._value) is np.ndarray

@@ -207,3 +207,19 @@ def test_seed_op_accepts_the_reference_attributes():
     with fluid.dygraph.guard():
         out = apply_op("seed", {}, {"deterministic": True, "rng_name": "dropout_rng"})["Out"][0]
         assert out.numpy().shape == (1,)
+
+
+def test_dygraph_pool2d_layer_matches_fluid_layers_pool2d():
+    value = rng.standard_normal((2, 3, 6, 6)).astype("float32")
+    x = fluid.data(name="img", shape=[None, 3, 6, 6], dtype="float32")
+    want_max, want_avg = _run([fluid.layers.pool2d(x, pool_size=2, pool_stride=2),
+                               fluid.layers.pool2d(x, pool_size=3, pool_type="avg", global_pooling=True)],
+                              {"img": value})
+    np.testing.assert_array_equal(want_max, value.reshape(2, 3, 3, 2, 3, 2).max(axis=(3, 5)))
+    with fluid.dygraph.guard():
+        t = fluid.dygraph.to_variable(value)
+        np.testing.assert_array_equal(fluid.dygraph.Pool2D(pool_size=2, pool_stride=2)(t).numpy(), want_max)
+        got = fluid.dygraph.Pool2D(pool_size=3, pool_type="avg", global_pooling=True)(t).numpy()
+        np.testing.assert_allclose(got, want_avg, rtol=1e-6)
+    with pytest.raises(ValueError, match="pool_type"):
+        fluid.dygraph.Pool2D(pool_type="min")

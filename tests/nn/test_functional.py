@@ -126,5 +126,5 @@ def test_accuracy_layer():
     scores = np.array([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]], "float32")
     label = np.array([[1], [1], [1]], "int64")
     (acc,), _ = _run(lambda s, l: fluid.layers.accuracy(s, l), {"s": scores, "l": label})
-    assert acc.shape == () and acc.dtype == np.float32
-    np.testing.assert_allclose(acc, 2 / 3, rtol=1e-6)
+    assert acc.shape == (1,) and acc.dtype == np.float32   # fluid 1.x: shape [1]
+    np.testing.assert_allclose(acc, [2 / 3], rtol=1e-6)

@@ -207,3 +207,15 @@ def test_flags_follow_the_reference_defaults_and_mode():
     strategy.reduce_strategy = static.BuildStrategy.ReduceStrategy.Reduce
     assert "fuse_all_optimizer_ops_pass" not in dict(pipeline(strategy, 2))["multi_devices"]
     assert fuse_optimizer.PASS_NAME not in dict(pipeline(static.BuildStrategy(), 1))["multi_devices"]
+
+
+@pytest.mark.parametrize("optimizer", ["momentum", "adam"])
+def test_fused_with_the_memory_passes_is_bit_identical(optimizer):
+    data = feeds()
+    runs = []
+    for flags in ({}, {"fuse_all_optimizer_ops": True, "enable_inplace": True, "memory_optimize": True}):
+        main, startup, loss = mlp(optimizer)
+        runs.append(train(main, startup, loss, data, compiled(main, loss, **flags)))
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    for a, b in zip(runs[0][1].values(), runs[1][1].values()):
+        np.testing.assert_array_equal(a, b)

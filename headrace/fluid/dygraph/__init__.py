@@ -16,6 +16,7 @@ from ...optimizer.lr_fluid import (CosineDecay, ExponentialDecay, InverseTimeDec
                                    StepDecay)
 from . import nn
 from .nn import BatchNorm, Conv2D, Dropout, Embedding, LayerNorm, Linear
+from .pool import Pool2D
 
 
 @contextlib.contextmanager
@@ -41,5 +42,5 @@ def to_variable(value, name=None, zero_copy=None, dtype=None):
 
 __all__ = ["CosineDecay", "ExponentialDecay", "InverseTimeDecay", "LambdaDecay", "LinearLrWarmup", "MultiStepDecay",
            "NaturalExpDecay", "NoamDecay", "PolynomialDecay", "ReduceLROnPlateau", "StepDecay",
-           "BatchNorm", "Conv2D", "Dropout", "Embedding", "Layer", "LayerNorm", "LearningRateDecay", "Linear",
+           "Pool2D", "BatchNorm", "Conv2D", "Dropout", "Embedding", "Layer", "LayerNorm", "LearningRateDecay", "Linear",
            "PiecewiseDecay", "Sequential", "enable_grad", "enabled", "guard", "no_grad", "nn", "to_variable"]
