@@ -10,7 +10,7 @@
 - ``python -m headrace.memory PROGRAM --feed x=64,784 [--plot out.svg]``: the same for a saved
   program (``__main__.py``).
 """
-from ..eager.recompute_budget import BudgetedSequential
+from ..nn.recompute_budget import BudgetedSequential
 from .estimate import MemoryEstimate, estimate
 from .planner import BudgetError, plan_checkpoints
 from .plot import plot

@@ -199,7 +199,8 @@ def _outputs(step, ins, outs_meta, given) -> dict:
     if pure is not None and not any(ins.get(s) for s in pure):
         return _pure_view(step, ins, outs_meta)
     if aliasing.writes_inputs_in_place(opdef):
-        sources = {out: [("input", inp, 0)] for out, inp in opdef.inplace.items()}
+        sources = {out: [("input", inp, k) for k in range(len(outs_meta.get(out, ())))]
+                   for out, inp in opdef.inplace.items()}
         layouts = {}
     elif op_type in aliasing.RULES:
         sources, layouts = aliasing.RULES[op_type](step.attrs, ins, outs_meta)
@@ -311,11 +312,28 @@ class _Simulation:
             if var is None or var.shape is None or any(d < 0 for d in var.shape):
                 continue
             self._store_persistable(name, Value.fresh(var.shape, var.dtype.numpy))
+        self._coalesced()
         for name in getattr(self.program, "_lr_schedulers", {}):   # the executor rewrites each rate first
             var = self.block._find_var_recursive(name)
             if var is not None:
                 self._store_persistable(name, Value.fresh((1,), np.float32))
         return self.tracker.current
+
+    def _coalesced(self) -> None:
+        """Persistables a ``coalesce_tensor`` op made views of its flat buffer (fuse_all_optimizer_ops,
+        after its first run) live in that buffer: counted once, with it."""
+        for op in self.block.ops:
+            if op.type != "coalesce_tensor" or not op.attrs.get("output_views", True):
+                continue
+            fused = self.scope.get((op.outputs.get("FusedOutput") or [None])[0])
+            if fused is None:
+                continue
+            for name in op.inputs.get("Input", ()):
+                value = self.scope.get(name)
+                if value is not None and value.buffer is not fused.buffer:
+                    self.tracker.release(value)
+                    self.scope[name] = Value(fused.buffer, None, value.shape, value.dtype)
+                    self.tracker.acquire(self.scope[name])
 
     def run(self, feed) -> MemoryEstimate:
         persistable_bytes = self._persistables()

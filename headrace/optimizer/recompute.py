@@ -86,8 +86,7 @@ class RecomputeOptimizer(Optimizer):
         _, budget, feed = self._checkpoints
         if feed is None:
             feed = _declared_feed(loss.block.program)
-        chosen = plan_checkpoints(loss, budget, feed, no_grad_set=no_grad_set,
-                                  extra_bytes=_state_bytes(self._optimizer, loss.block.program))
+        chosen = plan_checkpoints(loss, budget, feed, no_grad_set=no_grad_set, optimizer=self._optimizer)
         log.info("RecomputeOptimizer: checkpoints chosen for a budget of %d bytes: %s", budget,
                  [v.name for v in chosen])
         self.chosen_checkpoints = chosen
@@ -140,23 +139,3 @@ def _declared_feed(program) -> dict:
                                  f"feed={{{var.name!r}: [batch, ...]}})")
             feed[var.name] = list(var.shape)
     return feed
-
-
-def _state_bytes(optimizer, program) -> int:
-    """Bytes of the accumulators ``optimizer`` will create for the program's trainable parameters,
-    found by creating them on a scratch copy (its own name counters; nothing of the user's changes)."""
-    import copy
-    from collections import defaultdict
-
-    import numpy as np
-
-    from ..core import names
-
-    scratch = copy.copy(optimizer)
-    scratch._accumulators = defaultdict(dict)
-    scratch._pending_state = None
-    params = [p for p in program.global_block().all_parameters() if p.trainable]
-    with names.guard(), context.program_guard(program.clone(), context.Program()):
-        scratch._create_accumulators(params)
-    return sum(int(np.prod(v.shape)) * v.dtype.numpy.itemsize
-               for acc in scratch._accumulators.values() for v in acc.values())

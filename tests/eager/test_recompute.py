@@ -11,7 +11,7 @@ from headrace.distributed import fleet
 from headrace.distributed.fleet.utils import recompute
 from headrace.eager import tape
 from headrace.eager.recompute import RecomputeNode
-from headrace.eager.recompute_budget import saved_bytes
+from headrace.nn.recompute_budget import saved_bytes
 
 MODES = [True, False]
 

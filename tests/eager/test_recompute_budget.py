@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import headrace as paddle
-from headrace.eager.recompute_budget import predict, saved_bytes
+from headrace.nn.recompute_budget import predict, saved_bytes
 from headrace.memory import BudgetedSequential
 
 
@@ -73,3 +73,27 @@ def test_budget_too_small_is_a_clear_error():
         BudgetedSequential(_model(), 1)(_x())
     with pytest.raises(ValueError, match="budget_bytes must be a positive"):
         BudgetedSequential(_model(), 0)
+
+
+def test_fewest_recomputed_functions_not_fewest_segments():
+    """(k - 1) * (n // k) functions are recomputed: with 6 functions 3 segments recompute 4, 4
+    segments recompute 3; when both fit, 4 is chosen (it also needs less memory here)."""
+    from headrace.nn.recompute_budget import choose_segments, recomputed
+
+    assert [recomputed(6, k) for k in (1, 2, 3, 4, 6)] == [0, 3, 4, 3, 5]
+    saved, inputs = [100, 100, 100, 1, 1, 1], [1] * 7
+    assert [predict(saved, inputs, k) for k in (2, 3, 4)] == [301, 201, 103]
+    assert choose_segments(saved, inputs, 250) == (4, 103)
+    assert choose_segments(saved, inputs, 400) == (1, 303)
+    with pytest.raises(ValueError, match="the least predicted is"):
+        choose_segments(saved, inputs, 50)
+
+
+def test_a_first_call_without_gradients_measures_nothing():
+    model = _model()
+    auto = BudgetedSequential(model, 10)
+    with paddle.no_grad():
+        out = auto(_x())
+    assert auto.segments is None and out.shape == [16, 32]
+    with pytest.raises(ValueError, match="the least predicted is"):
+        auto(_x())          # measured now, with gradients: nothing fits 10 bytes

@@ -79,3 +79,21 @@ def test_preserve_rng_state_false_still_runs():
 def test_bad_arguments(ctx, functions, error):
     with pytest.raises(error, match="recompute_sequential"):
         recompute_sequential(ctx, _model() if functions is None else functions, paddle.rand([2, 12]))
+
+
+def test_a_layer_that_is_not_a_sequential_is_refused():
+    """Its forward is not a chain of its sublayers: running them in order would be silently wrong."""
+    class Residual(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = paddle.nn.Linear(4, 4), paddle.nn.Linear(4, 4)
+
+        def forward(self, t):
+            return t + self.b(paddle.tanh(self.a(t)))
+
+    with pytest.raises(TypeError, match="Residual is a Layer but not a Sequential"):
+        recompute_sequential({"segments": 1}, Residual(), paddle.rand([2, 4]))
+    with pytest.raises(TypeError, match="must be a bool"):
+        recompute_sequential({"segments": 1, "preserve_rng_state": "no"}, [paddle.tanh], paddle.rand([2, 4]))
+    out = recompute_sequential({"segments": 1}, [paddle.nn.Linear(4, 4)], paddle.rand([2, 4]))   # a list works
+    assert out.shape == [2, 4]

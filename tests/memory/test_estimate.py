@@ -1,4 +1,5 @@
 """headrace.memory.estimate equals the measured peak of live bytes to the byte, before running."""
+import numpy as np
 import pytest
 
 import headrace as paddle
@@ -100,3 +101,21 @@ def test_collectives_on_several_tensors_return_each_input():
     outs = {"Out": [((2,), None), ((3,), None), ((4,), None)]}
     sources, _ = aliasing.RULES["c_broadcast"]({}, {"X": [None] * 3}, outs)
     assert sources == {"Out": [("input", "X", 0), ("input", "X", 1), ("input", "X", 2)]}
+
+
+@pytest.mark.parametrize("optimizer", [lambda: paddle.optimizer.Momentum(0.1, momentum=0.9),
+                                       lambda: paddle.optimizer.Adam(0.01)])
+def test_estimate_with_fused_optimizer_updates(optimizer):
+    """fuse_all_optimizer_ops: parameters and state live in flat buffers (counted once)."""
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        h = static.data("x", [-1, 8], "float32")
+        for _ in range(3):
+            h = static.nn.fc(h, size=8, activation="relu")
+        loss = paddle.mean(static.nn.fc(h, size=1))
+        optimizer().minimize(loss)
+    strategy = static.BuildStrategy()
+    strategy.fuse_all_optimizer_ops = True
+    feed = {"x": np.ones((4, 8), np.float32)}
+    est = memory.estimate(main, feed, build_strategy=strategy, fetch_list=[loss])
+    assert est.peak_bytes == measured_peak(main, startup, feed, [loss], program=static.CompiledProgram(main, strategy))

@@ -1,4 +1,4 @@
 """``paddle.incubate.distributed.fleet``: ``recompute_sequential`` (facade)."""
-from ....eager.recompute_sequential import recompute_sequential
+from ....nn.recompute_sequential import recompute_sequential
 
 __all__ = ["recompute_sequential"]

@@ -19,15 +19,20 @@ arguments (the reference passes them as one tuple).
 """
 from __future__ import annotations
 
-from .recompute import recompute
+from ..eager.recompute import recompute
+from .layer import Layer
+from .layers import Sequential
 
 _KEYS = ("segments", "preserve_rng_state")
 
 
 def _functions(functions) -> list:
-    children = getattr(functions, "children", None)
-    if callable(children) and callable(functions):   # a Sequential (or any container Layer)
-        return list(children())
+    if isinstance(functions, Sequential):
+        return list(functions.children())
+    if isinstance(functions, Layer):   # its forward is not a chain of its sublayers: running them would be wrong
+        raise TypeError(f"recompute_sequential: functions must be a paddle.nn.Sequential or a list of callables; "
+                        f"{type(functions).__name__} is a Layer but not a Sequential (wrap it: [layer] or "
+                        "Sequential(layer))")
     if isinstance(functions, (list, tuple)) and all(callable(f) for f in functions):
         return list(functions)
     raise TypeError("recompute_sequential: functions must be a paddle.nn.Sequential or a list of callables, "
@@ -52,6 +57,8 @@ def recompute_sequential(ctx, functions, *args, **kwargs):
         raise ValueError(f"recompute_sequential: unknown ctx keys {unknown}; the keys are {list(_KEYS)}")
     segments = ctx.get("segments", 1)
     preserve = ctx.get("preserve_rng_state", True)
+    if not isinstance(preserve, bool):
+        raise TypeError(f"recompute_sequential: ctx['preserve_rng_state'] must be a bool, got {preserve!r}")
     funcs = _functions(functions)
     if not funcs:
         raise ValueError("recompute_sequential: functions is empty")

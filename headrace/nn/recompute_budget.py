@@ -7,13 +7,14 @@ The first call runs the functions plainly (no recompute) and measures, from the 
 each function's recorded ops keep for the backward (the arrays their gradient ops will read) and
 the bytes of each function's output.  It then picks the least number of segments ``k`` (the
 reference's chunking: ``n // k`` functions per chunk, all chunks but the last recomputed) whose
-predicted activation memory fits ``budget_bytes``:
+predicted activation memory fits ``budget_bytes``, recomputing the fewest functions (ties: the
+least memory):
 
     max(kept inputs of the recomputed chunks + saved bytes of the last chunk,
         max over recomputed chunks j of (kept inputs of chunks <= j + saved bytes of chunk j))
 
-Fewer segments recompute fewer functions, so the least ``k`` that fits is the cheapest.  Later
-calls run ``recompute_sequential({"segments": k, "preserve_rng_state": ...}, functions, *args)``:
+(``(k - 1) * (n // k)`` functions are recomputed, which is not monotone in ``k``.)  A first call made
+with gradients off (``paddle.no_grad()``) measures nothing and chooses nothing.  Later calls run ``recompute_sequential({"segments": k, "preserve_rng_state": ...}, functions, *args)``:
 results and gradients are bit-identical to the plain run.  ``segments`` and ``predicted_bytes``
 tell what was chosen; ``plain_bytes`` what the plain run keeps.  If no ``k`` fits, the first call
 raises ``ValueError`` stating the smallest prediction (and leaves nothing chosen).
@@ -25,8 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..eager import tape
+from ..eager.tensor import Tensor
 from .recompute_sequential import _functions, recompute_sequential
-from .tensor import Tensor
 
 
 def saved_bytes(outputs) -> int:
@@ -73,6 +75,8 @@ class BudgetedSequential:
 
     def __call__(self, *args):
         if self.segments is None:
+            if not tape.grad_enabled:   # nothing is kept for a backward: nothing to measure yet
+                return _run_plain(self.functions, args)
             return self._first(*args)
         return recompute_sequential({"segments": self.segments, "preserve_rng_state": self.preserve},
                                     self.functions, *args)
@@ -87,16 +91,32 @@ class BudgetedSequential:
             previous = total
             inputs.append(_nbytes(out))
         self.plain_bytes = sum(saved)
-        predictions = {k: predict(saved, inputs, k) for k in range(1, len(self.functions) + 1)}
-        fits = [k for k, p in predictions.items() if p <= self.budget]
-        if not fits:
-            best = min(predictions.values())
-            raise ValueError(f"BudgetedSequential: no number of segments keeps the activations within "
-                             f"{int(self.budget)} bytes; the least predicted is {best} bytes (plain: "
-                             f"{self.plain_bytes})")
-        self.segments = min(fits)
-        self.predicted_bytes = predictions[self.segments]
+        self.segments, self.predicted_bytes = choose_segments(saved, inputs, self.budget)
         return out
+
+
+def choose_segments(saved, inputs, budget) -> tuple:
+    """(segments, predicted bytes): of the numbers of segments whose prediction fits ``budget``, the
+    one recomputing the fewest functions, then the least memory; ValueError if none fits."""
+    predictions = {k: predict(saved, inputs, k) for k in range(1, len(saved) + 1)}
+    fits = [k for k, p in predictions.items() if p <= budget]
+    if not fits:
+        raise ValueError(f"BudgetedSequential: no number of segments keeps the activations within {int(budget)} "
+                         f"bytes; the least predicted is {min(predictions.values())} bytes (plain: {sum(saved)})")
+    k = min(fits, key=lambda k: (recomputed(len(saved), k), predictions[k]))
+    return k, predictions[k]
+
+
+def recomputed(n, k) -> int:
+    """How many of ``n`` functions ``k`` segments recompute (all chunks but the last)."""
+    return (k - 1) * (n // k)
+
+
+def _run_plain(functions, args):
+    out = functions[0](*args)
+    for f in functions[1:]:
+        out = f(out)
+    return out
 
 
 def predict(saved, inputs, k) -> int:
