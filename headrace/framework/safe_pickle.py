@@ -8,7 +8,9 @@ needs (the names below); any other name is refused with a ``CheckpointError`` *b
 imported or called, so the file's payload never runs.  Object-dtype arrays are refused too (their
 items would be arbitrary objects).  Built-in containers (dict, list, tuple, str, numbers) need no
 imports: the pickle machine builds them itself.  Protocol 2 writes bytes as
-``_codecs.encode(text, "latin1")``: that one call is admitted, for latin-1 only.
+``_codecs.encode(text, "latin1")``: that one call is admitted, for latin-1 only.  A fetched size-1
+value (``headrace.core.fetched.ScalarArray``, an ndarray subclass that adds only scalar
+conversions) pickled by the user loads as a plain ndarray, as the reference's fetched values are.
 """
 from __future__ import annotations
 
@@ -43,6 +45,8 @@ class RestrictedUnpickler(pickle.Unpickler):
     def find_class(self, module, name):
         if (module, name) == ("_codecs", "encode"):   # protocol 2 spells bytes as encode(text, "latin1")
             return self._latin1_bytes
+        if (module, name) == ("headrace.core.fetched", "ScalarArray"):   # rebuilt as its plain ndarray
+            return np.ndarray
         if (module, name) not in _ALLOWED:
             raise CheckpointError(
                 f"{self._path}: refused to load: the pickle asks for `{module}.{name}`, which could run code; "
