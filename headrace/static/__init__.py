@@ -4,7 +4,8 @@ from ..core.context import default_main_program, default_startup_program, name_s
 from ..core.program import Block, Program
 from ..core.variable import Parameter, Variable
 from ..nn.functional import accuracy
-from ..nn.static_layers import create_global_var, create_parameter, data
+from ..nn.static_layers import create_global_var, data
+from .param import create_parameter
 from ..passes.strategy import BuildStrategy, ExecutionStrategy
 from ..runtime.compiled import CompiledProgram
 from ..runtime import (CPUPlace, CUDAPlace, Executor, Scope, cpu_places, cuda_places, global_scope,
