@@ -17,6 +17,13 @@ from __future__ import annotations
 import signal
 import threading
 
+try:   # the C module under ``signal``: its wrappers' enum conversions cost ~10 µs per call
+    import _signal as _sig
+except ImportError:  # pragma: no cover - other Python implementations
+    _sig = signal
+
+_SIGINT = int(signal.SIGINT)
+_DEFAULT = signal.default_int_handler
 _MAIN = threading.main_thread().ident
 _state = {"critical": 0, "pending": False}
 
@@ -31,16 +38,16 @@ def _handler(signum, frame):
 def install() -> bool:
     """Install the deferring handler if this is the main thread and SIGINT has the default
     handler; whether it was installed (then ``restore()`` must follow)."""
-    if threading.get_ident() != _MAIN or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    if threading.get_ident() != _MAIN or _sig.getsignal(_SIGINT) is not _DEFAULT:
         return False
-    signal.signal(signal.SIGINT, _handler)
+    _sig.signal(_SIGINT, _handler)
     return True
 
 
 def restore() -> None:
     """Put the default handler back; raise an interrupt still pending (noted in a critical
     section that then failed)."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    _sig.signal(_SIGINT, _DEFAULT)
     if _state["pending"]:
         _state["pending"] = False
         raise KeyboardInterrupt
