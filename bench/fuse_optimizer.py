@@ -1,6 +1,7 @@
 """Step time with and without ``BuildStrategy.fuse_all_optimizer_ops``.
 
     python bench/fuse_optimizer.py [--layers 16] [--hidden 64] [--batch 32] [--steps 60] [--rounds 3]
+                                   [--optimizers sgd,momentum,adam,adagrad,rmsprop,adadelta]
 
 Network: input [hidden] -> ``layers`` x (fc hidden + tanh) -> fc 1 -> mean, float32, run through
 ``CompiledProgram`` (one place).  For each optimizer (SGD, Momentum, Adam) the unfused and fused
@@ -40,7 +41,10 @@ def child(args) -> None:
         loss = paddle.mean(static.nn.fc(h, size=1))
         make = {"sgd": lambda: paddle.optimizer.SGD(0.01),
                 "momentum": lambda: paddle.optimizer.Momentum(0.01, momentum=0.9),
-                "adam": lambda: paddle.optimizer.Adam(0.001)}[args.optimizer]
+                "adam": lambda: paddle.optimizer.Adam(0.001),
+                "adagrad": lambda: paddle.optimizer.Adagrad(0.01),
+                "rmsprop": lambda: paddle.optimizer.RMSProp(0.001, momentum=0.9),
+                "adadelta": lambda: paddle.optimizer.Adadelta(0.5)}[args.optimizer]
         make().minimize(loss)
     strategy = static.BuildStrategy()
     strategy.fuse_all_optimizer_ops = args.fused
@@ -83,6 +87,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--optimizers", default="sgd,momentum,adam",
+                        help="comma-separated: sgd, momentum, adam, adagrad, rmsprop, adadelta")
     args = parser.parse_args()
     if args.child:
         child(args)
@@ -91,7 +97,7 @@ def main() -> None:
           f"{args.rounds} fresh processes per configuration")
     print("| optimizer | updates | unfused ms (median) | fused ms (median) | fused / unfused | bit-identical |")
     print("|---|---|---|---|---|---|")
-    for optimizer in ("sgd", "momentum", "adam"):
+    for optimizer in args.optimizers.split(","):
         results = {False: [], True: []}
         for r in range(args.rounds):
             for fused in ((False, True) if r % 2 == 0 else (True, False)):

@@ -23,6 +23,17 @@ from .nn.tensor import (add, add_n, arange, assign, cast, concat, divide, flatte
                         uniform, unsqueeze, zeros, zeros_like)
 from .runtime import CPUPlace, CUDAPinnedPlace, CUDAPlace, is_compiled_with_cuda
 from . import device, distributed, incubate, nn, optimizer, regularizer, static  # noqa: E402
+from .distributed import DataParallel  # noqa: E402
+from . import io  # noqa: E402,F401
+# --- tensor ops (issue 16): the math/search/manipulation/creation families, in-place variants,
+# methods on Tensor/Variable, dtype names and the device functions
+from .nn import paddle_ops as _paddle_ops  # noqa: E402
+from .nn.paddle_ops import *  # noqa: E402,F401,F403
+from .core.dtypes import float16 as half, float32 as float, float64 as double  # noqa: E402,A001
+from .device import get_device, set_device  # noqa: E402
+from . import linalg  # noqa: E402
+
+_paddle_ops.bind()
 from .framework import load, save  # noqa: E402  (saving and loading, issue 14)
 from . import amp, autograd  # noqa: E402  (issue 16: eager autograd and AMP names)
 from .autograd import grad  # noqa: E402
@@ -40,7 +51,7 @@ def __getattr__(name):
 
 
 __all__ = [
-    "amp", "autograd", "grad",
+    "DataParallel", "io", "amp", "autograd", "grad",
     "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "ParamAttr", "Tensor", "abs", "add", "add_n", "arange",
     "assign", "bool", "cast", "concat", "device", "disable_static", "distributed", "divide", "enable_grad",
     "enable_static", "exp", "incubate", "flatten", "float16", "float32", "float64", "full", "gaussian",
@@ -52,3 +63,4 @@ __all__ = [
     "zeros_like",
     "get_flags", "set_flags",
 ]
+__all__ += _paddle_ops.__all__ + ["double", "float", "get_device", "half", "linalg", "set_device"]

@@ -17,6 +17,7 @@ def test_readme_python_blocks_run(capsys):
         exec(compile(code, str(README), "exec"), {})
     out = capsys.readouterr().out
     assert "(4, 2)" in out
+    assert "[0.1, 0.1, 0.05, 0.05, 0.025]" in out      # the fluid 1.x exponential_decay example
     assert "True True" in out   # the memory example: the estimate fits the budget and equals the measured peak
     assert "['x'] (2, 3) ['dropout', 'mul', 'elementwise_add', 'softmax']" in out   # Saving and resuming
     # the LARS example (names count up across the blocks, which share one process)

@@ -80,6 +80,7 @@ uint8 = DType("uint8")
 bool_ = DType("bool")
 
 _BY_NAME = {name: DType(name) for name in _CANONICAL}
+_BY_NUMPY = {np.dtype(name): dtype for name, dtype in _BY_NAME.items()}
 
 
 def convert_dtype(dtype) -> DType:
@@ -89,6 +90,10 @@ def convert_dtype(dtype) -> DType:
     """
     if isinstance(dtype, DType):
         return dtype
+    if isinstance(dtype, np.dtype):   # the common case in eager mode: an array's dtype
+        known = _BY_NUMPY.get(dtype)
+        if known is not None:
+            return known
     if isinstance(dtype, str):
         name = _ALIASES.get(dtype, dtype)
         if name in _BY_NAME:

@@ -2,7 +2,8 @@
 
 Per op: look the op up, gather the input arrays, resolve attributes (defaults, unknown names
 rejected) and run ``infer`` on the input arrays, so a bad input is the same clear error as at
-static build time (naming the op, the slot and the user's line); pick the generator of a random
+static build time (naming the op, the slot and the user's line) -- once per signature (op,
+attributes as given, input shapes and dtypes): a call like one that passed reuses its result; pick the generator of a random
 op and run the kernel through the one step runner (``ops/step.py``: the same generator choice,
 output checks in check mode and error wrapping as the executor); wrap the outputs in Tensors (or
 write them into the Tensors the caller passed as ``outputs``); and, when gradients are enabled
@@ -73,16 +74,55 @@ def _infer(op_type, opdef, infer_ins, attrs):
     return ctx.outs
 
 
+_CHECKED: dict = {}     # signature of a call that passed its checks -> (resolved attrs, inferred)
+_CHECKED_MAX = 4096     # forgotten all at once when full (varying shapes must not grow it forever)
+
+
+def _freeze(value):
+    """A hashable, type-exact form of an attribute value (True and 1 differ)."""
+    if type(value) in (list, tuple):
+        return (list, tuple(_freeze(v) for v in value))
+    return (type(value), value)
+
+
+def _signature(op_type, given, infer_ins):
+    """What attribute resolution and ``infer`` depend on: the op, the attributes as given, and
+    every input's shape and dtype (infer reads nothing else); None if an attribute is unhashable."""
+    try:
+        attrs = tuple((name, _freeze(value)) for name, value in given.items())
+        key = (op_type, attrs, tuple((slot, tuple((a.shape, a.dtype) for a in arrays))
+                                     for slot, arrays in infer_ins.items()))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _check(op_type, opdef, given, infer_ins):
+    """``(resolved attrs, inferred outputs)``: cached per signature, so a repeated call skips
+    resolution and shape inference; a failing call is never cached and raises every time."""
+    key = _signature(op_type, given, infer_ins)
+    checked = _CHECKED.get(key) if key is not None else None
+    if checked is not None:
+        return checked + (key,)
+    try:
+        attrs = resolve_attrs(opdef, given, op_type, None)
+    except HeadraceError:
+        resolve_attrs(opdef, given, op_type, user_callsite())
+        raise
+    checked = (attrs, _infer(op_type, opdef, infer_ins, attrs))
+    if key is not None:
+        if len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.clear()
+        _CHECKED[key] = checked
+    return checked + (key,)
+
+
 def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
     """Run one op eagerly; return ``{slot: [Tensor, ...]}`` like ``apply_op`` in static mode."""
     opdef = lookup(op_type)
     kernel_ins, infer_ins, in_tensors = _gather(op_type, opdef, inputs or {})
-    try:
-        attrs = resolve_attrs(opdef, attrs or {}, op_type, None)
-    except HeadraceError:
-        resolve_attrs(opdef, attrs or {}, op_type, user_callsite())
-        raise
-    inferred = _infer(op_type, opdef, infer_ins, attrs)
+    attrs, inferred, signature = _check(op_type, opdef, attrs or {}, infer_ins)
     given = {slot: list(_as_items(v)) for slot, v in (outputs or {}).items()}
     wanted = [s.name for s in opdef.outputs if s.name in given or not s.optional]
     step, expect = _step(op_type, opdef, attrs, inputs or {}, given, wanted, inferred)
@@ -112,7 +152,7 @@ def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
             out_arrays.append((slot, k, t, floating))
         result[slot] = tensors
     if requires and tape.recording:
-        _record(op_type, opdef, attrs, in_tensors, out_arrays)
+        _record(op_type, opdef, attrs, in_tensors, out_arrays, signature)
     return result
 
 
@@ -151,30 +191,66 @@ def _step(op_type, opdef, attrs, inputs, given, wanted, inferred):
 
 
 # --- recording ------------------------------------------------------------------------------------
-def _record(op_type, opdef, attrs, in_tensors, out_arrays) -> None:
+class _RecordPlan:
+    """What recording an op needs beyond the arrays, the same for every call of one signature
+    with the same inputs requiring grad: the prepared gradient ops (None: the op has no rule),
+    which arrays to save (name, index into inputs + outputs, shape only?) and the local names."""
+
+    __slots__ = ("grad_ops", "saved", "in_grad_names", "out_grad_names")
+
+    def __init__(self, grad_ops, saved, in_grad_names, out_grad_names):
+        self.grad_ops, self.saved = grad_ops, saved
+        self.in_grad_names, self.out_grad_names = in_grad_names, out_grad_names
+
+
+_PLANS: dict = {}   # (signature, inputs requiring grad, outputs) -> _RecordPlan
+
+
+def _record(op_type, opdef, attrs, in_tensors, out_arrays, signature) -> None:
     callsite = user_callsite()
-    in_names, values, requires = {}, {}, []
-    for slot, k, t in in_tensors:
+    requires = tuple(not t.stop_gradient for _, _, t in in_tensors)
+    key = (signature, requires, tuple((slot, k, floating) for slot, k, _, floating in out_arrays)) \
+        if signature is not None else None
+    plan = _PLANS.get(key) if key is not None else None
+    if plan is None:
+        plan = _plan(op_type, opdef, attrs, in_tensors, out_arrays, requires, callsite)
+        if key is not None:
+            if len(_PLANS) >= _CHECKED_MAX:
+                _PLANS.clear()
+            _PLANS[key] = plan
+    arrays = [t._value for _, _, t in in_tensors] + [t._value for _, _, t, _ in out_arrays]
+    saved = {name: tape.pack_saved(Meta(arrays[i].shape, arrays[i].dtype) if shape_only else arrays[i])
+             for name, i, shape_only in plan.saved}
+    node_cls = tape.OpNode if plan.grad_ops is not None else _NoRuleNode
+    node = node_cls(op_type, callsite, plan.grad_ops, saved,
+                    [tape._edge_of(t) for (_, _, t), r in zip(in_tensors, requires) if r],
+                    plan.in_grad_names, plan.out_grad_names,
+                    [Meta(t._value.shape, t._value.dtype) for _, _, t, _ in out_arrays])
+    for index, (_, _, t, floating) in enumerate(out_arrays):
+        if floating:
+            t._node, t._out_index = node, index
+
+
+def _plan(op_type, opdef, attrs, in_tensors, out_arrays, requires, callsite) -> _RecordPlan:
+    """The gradient rule run over node-local names (``in:X:0``, ``out:Out:0``), outputs for
+    inputs that need no gradient dropped, and what the gradient ops read."""
+    in_names, index = {}, {}
+    for i, (slot, k, _) in enumerate(in_tensors):
         name = f"in:{slot}:{k}"
         in_names.setdefault(slot, []).append(name)
-        values[name] = t._value
-        if not t.stop_gradient:
-            requires.append((name, t))
-    out_names, out_grad_names, out_metas = {}, [], []
-    for slot, k, t, _ in out_arrays:
+        index[name] = i
+    out_names = {}
+    for i, (slot, k, _, _) in enumerate(out_arrays):
         name = f"out:{slot}:{k}"
         out_names.setdefault(slot, []).append(name)
-        values[name] = t._value
-        out_grad_names.append(grad_name(name))
-        out_metas.append(Meta(t._value.shape, t._value.dtype))
-    rule = opdef.grad
-    wanted = {grad_name(name) for name, _ in requires}
-    if rule is None:
-        grad_ops = None     # reported by backward if a gradient reaches it
-    else:
+        index[name] = len(in_tensors) + i
+    requiring = [f"in:{slot}:{k}" for (slot, k, _), r in zip(in_tensors, requires) if r]
+    wanted = {grad_name(name) for name in requiring}
+    grad_ops = None     # no rule: reported by backward if a gradient reaches it
+    if opdef.grad is not None:
         all_in_grads = {grad_name(n) for names in in_names.values() for n in names}
         grad_ops = []
-        for gop in rule(GradMaker(op_type, in_names, out_names, attrs)):
+        for gop in opdef.grad(GradMaker(op_type, in_names, out_names, attrs)):
             outs = {}
             gdef = lookup(gop.type)
             for slot, names in gop.outputs.items():
@@ -189,21 +265,12 @@ def _record(op_type, opdef, attrs, in_tensors, out_arrays) -> None:
         shape_only = lookup(gop.type).no_need_buffer
         for slot, names in gop.inputs.items():
             for name in names:
-                value = values.get(name)
-                if value is None:
-                    continue
-                if slot in shape_only:
-                    if name not in saved:
-                        saved[name] = Meta(value.shape, value.dtype)
-                elif name not in saved or type(saved[name]) is Meta:
-                    saved[name] = value
-    saved = {name: tape.pack_saved(value) for name, value in saved.items()}
-    node_cls = tape.OpNode if grad_ops is not None else _NoRuleNode
-    node = node_cls(op_type, callsite, grad_ops, saved, [tape._edge_of(t) for _, t in requires],
-                    [grad_name(name) for name, _ in requires], out_grad_names, out_metas)
-    for index, (_, _, t, floating) in enumerate(out_arrays):
-        if floating:
-            t._node, t._out_index = node, index
+                if name in index and (name not in saved or (saved[name] and slot not in shape_only)):
+                    saved[name] = slot in shape_only
+    return _RecordPlan(None if grad_ops is None else tape.prepare_grad_ops(grad_ops, callsite),
+                       tuple((name, index[name], shape_only) for name, shape_only in saved.items()),
+                       [grad_name(name) for name in requiring],
+                       [grad_name(f"out:{slot}:{k}") for slot, k, _, _ in out_arrays])
 
 
 class _NoRuleNode(tape.OpNode):

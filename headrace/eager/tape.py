@@ -41,6 +41,7 @@ from ..ops.step import Step
 grad_enabled = True     # gradients tracked (outputs may require grad)
 recording = True        # nodes recorded (False inside track_only)
 _hooks: list = []       # stack of (pack, unpack)
+grad_listeners: list = []  # objects told when a leaf's gradient is final in a backward (_LeafCounter)
 _seq = itertools.count()
 
 
@@ -171,11 +172,9 @@ class OpNode(Node):
             env[name] = value.unpack(value.value) if type(value) is _Packed else value
         for name, grad, meta in zip(self.out_grad_names, out_grads, self.out_metas):
             env[name] = grad if grad is not None else np.zeros(meta.shape, meta.dtype)
-        for gop in self.grad_ops:
-            opdef = lookup(gop.type)
-            attrs = resolve_attrs(opdef, gop.attrs, gop.type, self.callsite)
-            step = Step.from_slots(opdef, gop.type, self.callsite, gop.inputs, gop.outputs, attrs,
-                                   note=f"the gradient of `{self.op_type}`")
+        note = f"the gradient of `{self.op_type}`"
+        for opdef, gtype, ins, outs, attrs, ctx in self.grad_ops:
+            step = Step(opdef, gtype, self.callsite, ins, outs, attrs, note=note, ctx=ctx)
             _, outs = step.run(env)
             for slot, names, many in step.outs:
                 values = outs[slot] if many else (outs[slot],)
@@ -188,6 +187,18 @@ class OpNode(Node):
         self.freed = True
         self.saved = None
         self.grad_ops = None
+
+
+def prepare_grad_ops(grad_ops, callsite) -> list:
+    """A node's gradient ops (``GradOp`` descriptions) made ready for ``OpNode.apply``:
+    ``(opdef, type, ins, outs, resolved attrs, KernelContext)`` each, shareable between nodes."""
+    prepared = []
+    for gop in grad_ops:
+        opdef = lookup(gop.type)
+        attrs = resolve_attrs(opdef, gop.attrs, gop.type, callsite)
+        step = Step.from_slots(opdef, gop.type, callsite, gop.inputs, gop.outputs, attrs)
+        prepared.append((opdef, gop.type, step.ins, step.outs, attrs, step.ctx))
+    return prepared
 
 
 def pack_saved(value):
@@ -255,6 +266,33 @@ def _count_edges(stack, deps, boundary) -> None:
                     stack.append(parent)
 
 
+class _LeafCounter:
+    """Tells ``grad_listeners`` (``leaf_ready(tensor)``, ``backward_done()``) when a leaf's gradient
+    is final in this backward: when the last edge into it has been processed."""
+
+    def __init__(self, deps, roots):
+        self.pending = {}
+        for node in deps:
+            for edge in node.edges:
+                if type(edge) is not tuple and edge is not None:
+                    self.pending[id(edge)] = self.pending.get(id(edge), 0) + 1
+        self.listeners = list(grad_listeners)
+        for root in roots:
+            if root._node is None:
+                self.arrived(root, counted=False)
+
+    def arrived(self, leaf, counted=True) -> None:
+        left = self.pending.get(id(leaf), 0) - counted
+        self.pending[id(leaf)] = left
+        if left == 0:
+            for listener in self.listeners:
+                listener.leaf_ready(leaf)
+
+    def done(self) -> None:
+        for listener in self.listeners:
+            listener.backward_done()
+
+
 # gradient hooks (``Tensor.register_hook``): id(leaf tensor) -> hooks (Tensors compare elementwise,
 # so they are no dict keys; the entry goes when the tensor does), node -> {output index: hooks}
 _leaf_hooks: dict = {}
@@ -308,12 +346,26 @@ def _node_outputs_ready(node, out_grads, watch, sink) -> None:
                 sink(key, grad)
 
 
+_backward_depth = [0]   # > 0 inside a backward (a reentrant recompute runs one within another)
+
+
 def run_backward(roots, root_grads, retain_graph=False, boundary=None, sink=None, watch=None) -> None:
     """Backpropagate ``root_grads`` (arrays) from the tensors ``roots`` into leaf ``.grad``.
     ``boundary`` = (first seq, message): reaching a node recorded earlier raises that message.
     ``sink(tensor, grad)`` receives the leaves' gradients instead of ``.grad`` (``paddle.grad``),
     and ``watch`` maps ``(node, output index)`` of non-leaf tensors to the key ``sink`` gets their
-    complete gradient under."""
+    complete gradient under.  ``grad_listeners`` hear about the outermost backward into ``.grad``
+    only: a leaf reached only through a nested one (a recompute's) may still get gradient from
+    elsewhere, so it counts as ready at the end."""
+    _backward_depth[0] += 1
+    try:
+        _run_backward(roots, root_grads, retain_graph, boundary, sink, watch,
+                      notify=_backward_depth[0] == 1 and sink is None)
+    finally:
+        _backward_depth[0] -= 1
+
+
+def _run_backward(roots, root_grads, retain_graph, boundary, sink, watch, notify) -> None:
     pending = {}       # node -> [grad per output]
     deps = {}          # node -> number of edges into it not processed yet
     ready = []
@@ -332,6 +384,7 @@ def run_backward(roots, root_grads, retain_graph=False, boundary=None, sink=None
         else:
             _to_leaf(edge, grad, sink)
     _count_edges(stack, deps, boundary)
+    leaves = _LeafCounter(deps, roots) if grad_listeners and notify else None
     for node, count in deps.items():
         if count == 0:
             heapq.heappush(ready, (-node.seq, id(node), node))
@@ -358,3 +411,7 @@ def run_backward(roots, root_grads, retain_graph=False, boundary=None, sink=None
                     heapq.heappush(ready, (-parent.seq, id(parent), parent))
             elif grad is not None:
                 _to_leaf(edge, grad, sink)
+            if leaves is not None and type(edge) is not tuple and edge is not None:
+                leaves.arrived(edge)
+    if leaves is not None:
+        leaves.done()

@@ -189,3 +189,13 @@ def zeros(shape, dtype, force_cpu=False, name=None):
 
 def ones(shape, dtype, force_cpu=False, name=None):
     return _T.ones(shape, dtype, name)
+
+
+# --- learning-rate decays (ops on a step counter; optimizer/lr_static.py) and 1.x losses (nn/loss.py) ----
+from ..optimizer.lr_static import (cosine_decay, exponential_decay, inverse_time_decay,  # noqa: E402,F401
+                                   linear_lr_warmup, natural_exp_decay, noam_decay, piecewise_decay,
+                                   polynomial_decay)
+from ..nn.loss import (dice_loss, label_smooth, log_loss, npair_loss,  # noqa: E402,F401
+                       sigmoid_cross_entropy_with_logits)
+from ..nn.loss_fluid import (huber_loss, kldiv_loss, margin_rank_loss, mse_loss, rank_loss,  # noqa: E402,F401
+                             smooth_l1)

@@ -7,6 +7,8 @@ from ..optimizer import Momentum as _Momentum
 from ..optimizer import Optimizer, RecomputeOptimizer
 from ..optimizer.lars import LarsMomentum as LarsMomentumOptimizer
 from ..optimizer import SGD as _SGD
+from .optimizer_more import *  # noqa: F401,F403  (Adagrad, RMSProp, Adadelta, Adamax, Lamb, DecayedAdagrad)
+from .optimizer_more import __all__ as _more
 
 
 class SGDOptimizer(_SGD):
@@ -36,4 +38,4 @@ Momentum = MomentumOptimizer
 Adam = AdamOptimizer
 
 __all__ = ["Adam", "AdamOptimizer", "LarsMomentum", "LarsMomentumOptimizer", "Momentum", "MomentumOptimizer", "Optimizer",
-           "RecomputeOptimizer", "SGD", "SGDOptimizer"]
+           "RecomputeOptimizer", "SGD", "SGDOptimizer"] + _more

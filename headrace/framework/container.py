@@ -30,6 +30,7 @@ import mmap
 import os
 import struct
 import tempfile
+import threading
 import zlib
 
 import numpy as np
@@ -59,12 +60,28 @@ def atomic_file(path: str):
             yield f
             f.flush()
             os.fsync(f.fileno())
+        old = _hold(path)
         os.replace(tmp, path)
+        _release_later(old)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
     _fsync_dir(directory)
+
+
+def _hold(path: str):
+    """An open descriptor of the file about to be replaced (or None): freeing a large replaced
+    file's pages then happens when it is closed, in a background thread, not inside the rename."""
+    try:
+        return os.open(path, os.O_RDONLY) if os.path.getsize(path) >= _OVERLAP_FROM else None
+    except OSError:
+        return None
+
+
+def _release_later(fd) -> None:
+    if fd is not None:
+        threading.Thread(target=os.close, args=(fd,), name="headrace-release-old", daemon=True).start()
 
 
 def _fsync_dir(directory: str) -> None:
@@ -134,14 +151,40 @@ def write_to(f, arrays: dict, metadata: dict | None, kind: str) -> None:
     crc_at = 8 + text.index(f'"{CRC_KEY}":"'.encode()) + len(CRC_KEY) + 4
     f.write(struct.pack("<Q", len(text)))
     f.write(text)
-    for name in order:
-        data = memoryview(arrays[name]).cast("B") if arrays[name].nbytes else b""
-        crc = zlib.crc32(data, crc)
-        f.write(data)
+    views = [memoryview(arrays[name]).cast("B") if arrays[name].nbytes else b"" for name in order]
+    crc = _crc_while(lambda: [f.write(view) for view in views], views, crc, offset >= _OVERLAP_FROM)
     end = f.tell()
     f.seek(crc_at)
     f.write(f"{crc:08x}".encode())
     f.seek(end)
+
+
+_OVERLAP_FROM = 4 << 20
+
+
+def _crc_while(write, views: list, crc: int, overlap: bool) -> int:
+    """Run ``write()`` and the CRC-32 of ``views`` (chained from ``crc``) side by side: zlib and
+    file writes release the GIL, so a large save costs about the longer of the two, not both."""
+    if not overlap:
+        write()
+        for view in views:
+            crc = zlib.crc32(view, crc)
+        return crc
+    result = {}
+
+    def checksum():
+        value = crc
+        for view in views:
+            value = zlib.crc32(view, value)
+        result["crc"] = value
+
+    worker = threading.Thread(target=checksum, name="headrace-save-crc", daemon=True)
+    worker.start()
+    try:
+        write()
+    finally:
+        worker.join()
+    return result["crc"]
 
 
 def read(path: str) -> tuple:
@@ -195,6 +238,12 @@ def _parse_header(header: dict, text: bytes, path: str, size: int) -> tuple:
     if _canonical(dict(header, __metadata__=meta)) != text.rstrip(b" ") or CRC_KEY not in meta:
         raise CheckpointError(f"{path}: corrupt header (it differs from what headrace writes)")
     crc = zlib.crc32(_canonical(dict(header, __metadata__={k: v for k, v in meta.items() if k != CRC_KEY})))
+    layout = meta.get(FORMAT_KEY, LAYOUT_VERSION)
+    if layout != LAYOUT_VERSION:
+        newer = layout.isdigit() and int(layout) > int(LAYOUT_VERSION)
+        raise CheckpointError(f"{path}: file layout version {layout!r}" + (
+            f" was written by a newer headrace; this one reads version {LAYOUT_VERSION}: upgrade headrace to load it"
+            if newer else f" is unknown (this headrace reads version {LAYOUT_VERSION})"))
     return meta, entries, crc, meta[CRC_KEY]
 
 

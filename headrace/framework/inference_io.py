@@ -66,12 +66,20 @@ def normalize_program(program, feed_vars, fetch_vars) -> Program:
     return pruned
 
 
+def _check_kwargs(what: str, kwargs: dict, supported) -> None:
+    unknown = sorted(set(kwargs) - set(supported))
+    if unknown:
+        raise ValueError(f"The additional parameter ({', '.join(unknown)}) of `{what}` is not supported "
+                         f"(supported: {', '.join(supported)}).")
+
+
 def _names_meta(program) -> dict:
     return {FEEDS_KEY: json.dumps(program._feed_names), FETCHES_KEY: json.dumps(program._fetch_names)}
 
 
 def serialize_program(feed_vars, fetch_vars, **kwargs) -> bytes:
     """The pruned inference program (of ``kwargs['program']``, default the main program) as bytes."""
+    _check_kwargs("serialize_program", kwargs, ("program", "legacy_format"))
     program = normalize_program(kwargs.get("program") or context.default_main_program(), feed_vars, fetch_vars)
     meta = {fio.PROGRAM_KEY: json.dumps(program.to_dict(), separators=(",", ":"))}
     meta.update(_names_meta(program))
@@ -80,6 +88,7 @@ def serialize_program(feed_vars, fetch_vars, **kwargs) -> bytes:
 
 def serialize_persistables(feed_vars, fetch_vars, executor=None, **kwargs) -> bytes:
     """The values of the persistables the pruned inference program uses, as bytes."""
+    _check_kwargs("serialize_persistables", kwargs, ("program", "legacy_format"))
     program = normalize_program(kwargs.get("program") or context.default_main_program(), feed_vars, fetch_vars)
     return container.to_bytes(_persistable_arrays(program), kind=fio.STATE_KIND)
 
@@ -130,6 +139,7 @@ def load_from_file(path) -> bytes:
 def save_inference_model(path_prefix, feed_vars, fetch_vars, executor, **kwargs) -> None:
     """``paddle.static.save_inference_model``: ``<path_prefix>.pdmodel`` (the pruned test-mode
     program, with its feed and fetch names) and ``<path_prefix>.pdiparams`` (its persistables)."""
+    _check_kwargs("save_inference_model", kwargs, ("program", "clip_extra", "legacy_format"))
     prefix = static_io._prefix(path_prefix, "save_inference_model")
     program = kwargs.get("program") or context.default_main_program()
     from ..runtime.compiled import CompiledProgram
@@ -150,6 +160,7 @@ def read_model_file(path: str) -> tuple:
 def load_inference_model(path_prefix, executor, **kwargs) -> list:
     """``paddle.static.load_inference_model``: ``[program, feed_target_names, fetch_targets]``;
     the parameters are stored into the global scope."""
+    _check_kwargs("load_inference_model", kwargs, ("model_filename", "params_filename"))
     prefix = os.fspath(path_prefix)
     model = kwargs.get("model_filename") or prefix + ".pdmodel"
     params = kwargs.get("params_filename") or prefix + ".pdiparams"

@@ -116,14 +116,14 @@ def read_file(path, convert=None):
     if _is_buffer(path):
         data, path = path.read(), "<buffer>"
         if data[:1] and data[0] == PICKLE_PROTOCOL_BYTE:
-            return PICKLE_KIND, load_pickle(data, path)
+            return PICKLE_KIND, rejoin_split_arrays(load_pickle(data, path), path)
         arrays, meta = container.from_bytes(data, path)
     else:
         with open(path, "rb") as f:
             first = f.read(1)
         if first and first[0] == PICKLE_PROTOCOL_BYTE:
             with open(path, "rb") as f:
-                return PICKLE_KIND, load_pickle(f.read(), path)
+                return PICKLE_KIND, rejoin_split_arrays(load_pickle(f.read(), path), path)
         arrays, meta = container.read(path)
     kind = meta.get(container.KIND_KEY, STATE_KIND)    # another writer's safetensors file: a state
     if kind == OBJECT_KIND:
@@ -190,6 +190,25 @@ def _state_convert(obj: dict, convert) -> dict:
     if convert is None:
         return obj
     return type(obj)((k, convert(v, str(k)) if isinstance(v, np.ndarray) else v) for k, v in obj.items())
+
+
+SPLIT_TABLE_KEY = "UnpackBigParamInfor@@"   # the reference's table of arrays it pickled in slices
+
+
+def rejoin_split_arrays(obj, path: str):
+    """The reference pickles arrays too large for protocols 2-3 as flat slices plus a table
+    ``{name: {"OriginShape": shape, "slices": [slice names]}}``; put them back together."""
+    if not isinstance(obj, dict) or SPLIT_TABLE_KEY not in obj:
+        return obj
+    obj = type(obj)(obj)
+    table = obj.pop(SPLIT_TABLE_KEY)
+    try:
+        for name, info in table.items():
+            parts = [np.asarray(obj.pop(part)).reshape(-1) for part in info["slices"]]
+            obj[name] = np.concatenate(parts).reshape(info["OriginShape"])
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise CheckpointError(f"{path}: corrupt table of split arrays ({type(exc).__name__}: {exc})") from None
+    return obj
 
 
 def _from_pickle(obj, convert, keep_name_table: bool):

@@ -7,7 +7,8 @@ import any callable and ``REDUCE`` calls it: unpickling an untrusted file can ru
 needs (the names below); any other name is refused with a ``CheckpointError`` *before* it is
 imported or called, so the file's payload never runs.  Object-dtype arrays are refused too (their
 items would be arbitrary objects).  Built-in containers (dict, list, tuple, str, numbers) need no
-imports: the pickle machine builds them itself.
+imports: the pickle machine builds them itself.  Protocol 2 writes bytes as
+``_codecs.encode(text, "latin1")``: that one call is admitted, for latin-1 only.
 """
 from __future__ import annotations
 
@@ -40,12 +41,21 @@ class RestrictedUnpickler(pickle.Unpickler):
         self._path = path
 
     def find_class(self, module, name):
+        if (module, name) == ("_codecs", "encode"):   # protocol 2 spells bytes as encode(text, "latin1")
+            return self._latin1_bytes
         if (module, name) not in _ALLOWED:
             raise CheckpointError(
                 f"{self._path}: refused to load: the pickle asks for `{module}.{name}`, which could run code; "
                 "only NumPy arrays and plain containers (dict, list, tuple, numbers, str) are loaded from "
                 "pickles. Re-save the object with headrace.save (a safetensors-layout file that cannot carry code).")
         return super().find_class(module, name)
+
+
+    def _latin1_bytes(self, text, encoding="utf-8"):
+        if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
+            raise CheckpointError(f"{self._path}: refused to load: the pickle asks for `_codecs.encode` with "
+                                  f"{type(text).__name__}/{encoding!r}; only latin-1 bytes are admitted")
+        return text.encode("latin1")
 
 
 def load_pickle(data: bytes, path: str):

@@ -232,8 +232,9 @@ def load(program, model_path, executor=None, var_list=None) -> None:
         opt, extra = fio.read_state(prefix + ".pdopt")
         _load_group(program, opt, opt_vars, prefix + ".pdopt")
         _restore_extra(program, extra)
-    elif opt_vars:
-        _log.warning("static.load: %s.pdopt does not exist; the optimizer state is not loaded", prefix)
+    elif opt_vars:   # as the reference: a program with optimizer state needs the .pdopt file
+        raise CheckpointError(f"static.load: the program has optimizer state ({opt_vars[0].name!r}, ...) but "
+                              f"{prefix + '.pdopt'!r} does not exist")
 
 
 def _load_group(program, arrays: dict, variables: list, path: str) -> None:

@@ -131,13 +131,15 @@ RULES = {
     "reduce_min_grad": lambda attrs, ins, outs: ({grad_name("X"): [("fresh", 0)]}, {}),
     "dropout_grad": _dropout_grad,
     "fused_elemwise_add_activation_grad": _fused_add_act_grad,
+    "reshape_tensor": _reshape_like("X", "Out"),                       # issue 16 (ops/dynamic_shape.py)
+    "reshape_tensor_grad": _reshape_like(DOUT, grad_name("X")),
 }
 
 
 def _same_as_input(pairs):
     """Kernels that write into an input and return it (collectives on a gradient)."""
     def rule(attrs, ins, outs):
-        return {out: [("input", inp, 0)] for out, inp in pairs.items() if out in outs}, {}
+        return {out: [("input", inp, k) for k in range(len(outs[out]))] for out, inp in pairs.items() if out in outs}, {}
     return rule
 
 

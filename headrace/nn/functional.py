@@ -12,7 +12,7 @@ import numbers
 from ..core.errors import ArgTypeError, AttrError, ShapeError, fmt_shape, located
 from ..ops.apply import apply_op, apply_op_single
 from .static_layers import padding_index
-from .tensor import _key, cast, unsqueeze
+from .tensor import _key, cast
 
 
 def _unary(op_type: str, x, name=None, **attrs):
@@ -93,58 +93,6 @@ def cross_entropy_probs(input, label, soft_label=False, ignore_index=-100):
                            out_slot="Y", name_key=_key("cross_entropy"))
 
 
-def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=-100, numeric_stable_mode=True,
-                               return_softmax=False, axis=-1):
-    outs = apply_op("softmax_with_cross_entropy", {"Logits": logits, "Label": label},
-                    {"soft_label": bool(soft_label), "ignore_index": int(ignore_index),
-                     "numeric_stable_mode": bool(numeric_stable_mode), "axis": int(axis)},
-                    name_key=_key("softmax_with_cross_entropy"))
-    loss, softmax_out = outs["Loss"][0], outs["Softmax"][0]
-    return (loss, softmax_out) if return_softmax else loss
-
-
-def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean", soft_label=False,
-                  axis=-1, use_softmax=True, name=None):
-    """``paddle.nn.functional.cross_entropy``: softmax (unless ``use_softmax=False``) + CE + reduction.
-
-    With hard labels and ``reduction='mean'`` the mean is over the labels that are not
-    ``ignore_index``, as in the reference.
-    """
-    if weight is not None:
-        raise located(AttrError, "cross_entropy(): per-class `weight` is not supported yet; pass weight=None")
-    if reduction not in ("mean", "sum", "none"):
-        raise located(AttrError, f"cross_entropy(): reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    rank = len(input.shape)
-    if not soft_label and len(label.shape) == rank - 1:
-        label = unsqueeze(label, [axis if axis >= 0 else rank + axis])
-    key = _key("cross_entropy", name)
-    loss = apply_op("softmax_with_cross_entropy", {"Logits": input, "Label": label},
-                    {"soft_label": bool(soft_label), "ignore_index": int(ignore_index), "axis": int(axis),
-                     "use_softmax": bool(use_softmax)}, name_key=key)["Loss"][0]
-    if reduction == "none":
-        return loss
-    total = apply_op_single("reduce_sum", {"X": loss}, {"reduce_all": True}, name_key=key)
-    if reduction == "sum":
-        return total
-    if soft_label:
-        return apply_op_single("reduce_mean", {"X": loss}, {"reduce_all": True}, name_key=key)
-    ignore = apply_op_single("fill_constant", attrs={"shape": [], "dtype": str(label.dtype),
-                                                     "value": float(ignore_index)}, name_key=key)
-    valid = apply_op_single("not_equal", {"X": label, "Y": ignore}, name_key=key)
-    count = apply_op_single("reduce_sum", {"X": cast(valid, loss.dtype)}, {"reduce_all": True}, name_key=key)
-    one = apply_op_single("fill_constant", attrs={"shape": [], "dtype": str(loss.dtype), "value": 1.0},
-                          name_key=key)
-    count = apply_op_single("elementwise_max", {"X": count, "Y": one}, name_key=key)
-    return apply_op_single("elementwise_div", {"X": total, "Y": count}, name_key=key)
-
-
-def square_error_cost(input, label):
-    """Elementwise ``(input - label) ** 2`` (ops ``elementwise_sub`` then ``square``)."""
-    key = _key("square_error_cost")
-    diff = apply_op_single("elementwise_sub", {"X": input, "Y": label}, name_key=key)
-    return apply_op_single("square", {"X": diff}, name_key=key)
-
-
 def accuracy(input, label, k=1, correct=None, total=None):
     """Fraction of rows whose label is among the top-``k`` scores (a 0-D float32)."""
     outputs = {}
@@ -186,18 +134,6 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, 
                             "paddings": paddings, "padding_algorithm": algorithm, "global_pooling": global_pooling,
                             "ceil_mode": ceil_mode, "exclusive": exclusive, "data_format": data_format},
                            name_key=_key("pool2d", name))
-
-
-def max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, data_format="NCHW", name=None):
-    return pool2d(x, kernel_size, "max", stride if stride is not None else kernel_size, padding,
-                  ceil_mode=ceil_mode, name=name, data_format=data_format)
-
-
-def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, data_format="NCHW",
-               name=None):
-    return pool2d(x, kernel_size, "avg", stride if stride is not None else kernel_size, padding,
-                  ceil_mode=ceil_mode, name=name, exclusive=exclusive, data_format=data_format)
-
 
 
 # --- layers' computations (both modes; parameters are passed in) ---------------------------------
@@ -272,3 +208,34 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-05, name=
         ins["Bias"] = bias
     return apply_op("layer_norm", ins, {"begin_norm_axis": rank - len(shape), "epsilon": float(epsilon)},
                     name_key=_key("layer_norm", name))["Y"][0]
+
+
+from .tensor_manip import one_hot  # noqa: E402,F401  (paddle.nn.functional.one_hot; issue 16)
+# --- issue 16, nn layers: more activations, pooling, convolutions, norms, dropouts, shuffles ------
+from .functional_activation import (celu, elu, glu, hardshrink, hardsigmoid, hardswish, hardtanh,  # noqa: E402,F401
+                                    log_sigmoid, log_softmax, logsigmoid, maxout, mish, prelu, relu6, rrelu,
+                                    selu, silu, softmax2d, softplus, softshrink, softsign, swish, tanhshrink,
+                                    thresholded_relu)
+from .functional_attention import scaled_dot_product_attention, sequence_mask, swiglu  # noqa: E402,F401
+from .functional_3d import (adaptive_avg_pool3d, adaptive_max_pool3d, avg_pool3d, conv3d,  # noqa: E402,F401
+                            conv3d_transpose, max_pool3d, max_unpool3d)
+from .functional_conv import conv1d, conv1d_transpose, conv2d_transpose  # noqa: E402,F401
+from .functional_inplace import (elu_, hardtanh_, leaky_relu_, relu_, softmax_, tanh_,  # noqa: E402,F401
+                                 thresholded_relu_)
+from .functional_misc import (alpha_dropout, bilinear, channel_shuffle, dropout1d, dropout2d,  # noqa: E402,F401
+                              dropout3d, feature_alpha_dropout, fold, pixel_shuffle, pixel_unshuffle,
+                              temporal_shift, unfold)
+from .functional_norm import group_norm, instance_norm, local_response_norm  # noqa: E402,F401
+from .functional_pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: E402,F401
+                                 adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,
+                                 lp_pool1d, lp_pool2d, max_unpool1d, max_unpool2d)
+# --- losses and similarity (nn/loss.py, nn/cross_entropy.py) and padding / resizing (nn/resize.py) -----
+from .cross_entropy import cross_entropy, softmax_with_cross_entropy  # noqa: E402,F401
+from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,  # noqa: E402,F401
+                   cosine_similarity, dice_loss, gaussian_nll_loss, hinge_embedding_loss, kl_div, l1_loss,
+                   label_smooth, log_loss, margin_ranking_loss, mse_loss, multi_label_soft_margin_loss,
+                   multi_label_margin_loss, multi_margin_loss, nll_loss, normalize, npair_loss, pairwise_distance, poisson_nll_loss,
+                   sigmoid_cross_entropy_with_logits, triplet_margin_with_distance_loss,
+                   sigmoid_focal_loss, smooth_l1_loss, soft_margin_loss, square_error_cost,
+                   triplet_margin_loss)
+from .resize import interpolate, pad, upsample, zeropad2d  # noqa: E402,F401

@@ -93,7 +93,8 @@ def _reduce(op_type, x, axis, keepdim, layer, name=None, rank1_result=False):
     else:
         dims = [int(axis)] if isinstance(axis, numbers.Integral) else [int(a) for a in axis]
         attrs = {"dim": dims, "keep_dim": bool(keepdim), "reduce_all": False}
-    attrs["rank1_result"] = rank1_result   # fluid 1.x: a single value has shape [1], not 0-D
+    if rank1_result:   # fluid 1.x: a single value has shape [1], not 0-D (reduce_* ops of ops/reduce.py)
+        attrs["rank1_result"] = True
     return apply_op_single(op_type, {"X": x}, attrs, name_key=_key(layer, name))
 
 

@@ -2,11 +2,13 @@
 
 Every op here may overwrite its input (``inplace={"Out": "X"}``).  Inputs are float32/float64
 (``abs`` and ``square`` also take int32/int64).  Kernels stay in the input's dtype, except that
-``gelu`` (forward and gradient) evaluates in float64 and rounds once.
+``gelu`` (forward and gradient) evaluates in float64 and rounds once (float32 input: with
+``special.normal_cdf``, chunk by chunk so that the float64 temporaries stay in cache).
 
 Gradients: each op's ``<type>_grad`` follows it and reads ``Out@GRAD`` plus either ``Out``
 (relu, sigmoid, tanh, exp, sqrt, softmax: the derivative is a function of the output, so X may
-be overwritten by the forward) or ``X`` (leaky_relu, gelu, log, square, abs).  ``X@GRAD`` may
+be overwritten by the forward) or ``X`` (leaky_relu, log, square, abs); gelu_grad reads both
+(exact float32 takes Phi(X) as Out / X).  ``X@GRAD`` may
 overwrite ``Out@GRAD`` (``inplace``), as in the reference.  Derivatives at kinks follow the
 reference: relu'(0) = 0 (``Out > 0``), leaky_relu'(0) = alpha (``X > 0``), abs'(0) = sign(0) = 0.
 
@@ -26,7 +28,7 @@ from .gradrule import Gradient, grad_slot
 from .infer_helpers import normalize_axes
 from .kernel import store
 from .registry import register
-from .special import erfc
+from .special import erfc, normal_cdf
 
 FLOATS = (float32, float64)
 NUMBERS = (float32, float64, int32, int64)
@@ -158,11 +160,52 @@ _register_unary("tanh", lambda x, attrs, buf: np.tanh(x, out=buf), "Out = tanh(X
 # --- gelu ----------------------------------------------------------------------------------------
 _SQRT_2 = math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_ONE_OVER_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+_CHUNK = 1 << 15   # elements per float64 chunk: a dozen temporaries of it fit in L2
+
+
+def _float64_chunks(fn, out, *arrays):
+    """``out = fn(*arrays)`` with ``fn`` applied to float64 copies of ``_CHUNK``-element pieces
+    (``out`` may be one of ``arrays``: each piece is read before it is written)."""
+    flat_out, flats = out.reshape(-1), [a.reshape(-1) for a in arrays]
+    for start in range(0, flat_out.size, _CHUNK):
+        piece = slice(start, start + _CHUNK)
+        np.copyto(flat_out[piece], fn(*(f[piece].astype(np.float64) for f in flats)), casting="same_kind")
+    return out
+
+
+def _gelu32(x64):
+    return x64 * normal_cdf(x64)
+
+
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+
+
+def _gelu32_grad_from_out(x64, out64, dout64):
+    """(Phi(x) + x phi(x)) dOut with Phi(x) = Out / x: Out is x Phi(x) rounded once to float32, so
+    the quotient is Phi to float32 accuracy wherever Out is a normal float32; elsewhere (x = 0,
+    tiny |x|, the far left tail) Phi is computed again."""
+    again = np.abs(out64) < _FLOAT32_TINY
+    cdf = np.divide(out64, x64, out=np.empty_like(x64), where=~again)
+    if again.any():
+        cdf[again] = normal_cdf(x64[again])
+    d = x64 * x64
+    d *= -0.5
+    np.exp(d, out=d)
+    d *= _ONE_OVER_SQRT_2PI        # phi(x)
+    d *= x64
+    d += cdf
+    d *= dout64
+    return d
 
 
 def _gelu(x, attrs, buf):
     """Exact: x * Phi(x) = 0.5 x erfc(-x / sqrt 2) (erfc keeps the left tail accurate).
     approximate=True: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))."""
+    if x.dtype == np.float32 and not attrs["approximate"]:
+        return _float64_chunks(_gelu32, np.empty(x.shape, x.dtype) if buf is None else buf, x)
     x64 = x.astype(np.float64)
     if attrs["approximate"]:
         inner = _SQRT_2_OVER_PI * x64 * (1.0 + 0.044715 * x64 * x64)
@@ -170,9 +213,6 @@ def _gelu(x, attrs, buf):
     else:
         out = 0.5 * x64 * erfc(-x64 / _SQRT_2)
     return out.astype(x.dtype) if buf is None else store(out, buf)
-
-
-_ONE_OVER_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 def _gelu_grad(x, dout, attrs, buf):
@@ -200,8 +240,24 @@ def _gelu_grad(x, dout, attrs, buf):
     return d.astype(x.dtype, copy=False) if buf is None else store(d, buf)
 
 
-_register_unary("gelu", _gelu, "Out = X * Phi(X) (Phi: standard normal CDF); approximate=True uses tanh",
-                grad=("X", _gelu_grad), attrs={"approximate": False})
+def _gelu_grad_kernel(ins, attrs, ctx):
+    """gelu_grad reads X, Out and Out@GRAD: exact float32 takes Phi(X) = Out / X from the forward
+    (``_gelu32_grad_from_out``), the rest computes from X (``_gelu_grad``)."""
+    if DX not in ctx.wanted:
+        return {}
+    x, dout = ins["X"], ins[DOUT]
+    buf = ctx.buffer(DX, x.shape, x.dtype)
+    if x.dtype == np.float32 and not attrs["approximate"]:
+        out = np.empty(x.shape, x.dtype) if buf is None else buf
+        return {DX: _float64_chunks(_gelu32_grad_from_out, out, x, ins["Out"], dout)}
+    return {DX: np.asarray(_gelu_grad(x, dout, attrs, buf))}
+
+
+register("gelu", inputs=["X"], outputs=["Out"], attrs={"approximate": False}, infer=_infer_unary(FLOATS),
+         kernel=_unary_kernel(_gelu), inplace={"Out": "X"}, buffers=True,
+         grad=Gradient(_gelu_grad_kernel, inputs=("X",), outputs=("Out",), like={DX: "X"},
+                       inplace={DX: DOUT}, buffers=True),
+         doc="Out = X * Phi(X) (Phi: standard normal CDF); approximate=True uses tanh")
 
 
 # --- log, exp, sqrt, square, abs -----------------------------------------------------------------

@@ -3,7 +3,9 @@
 
 ``clip``: ``Out = min(max(X, min), max)``; its gradient passes ``Out@GRAD`` where
 ``min < X < max`` (0 at and beyond the bounds, as the reference).  ``squared_l2_norm``: ``Out =
-[sum(X * X)]`` (shape [1]); gradient ``2 * X * Out@GRAD``.  ``clip_by_norm``: ``Out = X *
+[sum(X * X)]`` (shape [1]; a float16 ``X`` is summed in float32 and gives a float32 ``Out``, so
+global-norm clipping of float16 gradients does not overflow — the reference accumulates in float32
+too but returns float16); gradient ``2 * X * Out@GRAD``.  ``clip_by_norm``: ``Out = X *
 max_norm / ||X||`` when ``||X|| > max_norm``, else ``X`` (used on gradients only: no gradient).
 ``sign``: -1, 0 or 1 (no gradient: its derivative is 0 almost everywhere).
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.dtypes import float32, float64
+from ..core.dtypes import float16, float32, float64
 from .gradrule import NO_GRADIENT, Gradient, grad_slot
 from .registry import register
 
@@ -52,11 +54,14 @@ register("clip", inputs=["X"], outputs=["Out"], attrs={"min": -1.0, "max": 1.0},
 
 # --- squared_l2_norm ---------------------------------------------------------------------------
 def _sq_norm_infer(ctx):
-    ctx.set("Out", (1,), ctx.check_dtype("X", FLOATS))
+    dtype = ctx.check_dtype("X", (float16,) + FLOATS)
+    ctx.set("Out", (1,), float32 if dtype == float16 else dtype)
 
 
 def _sq_norm_kernel(ins, attrs, ctx):
     x = ins["X"].reshape(-1)
+    if x.dtype == np.float16:           # accumulated in float32: a float16 sum of squares overflows at 65504
+        x = x.astype(np.float32)
     return {"Out": np.array([np.dot(x, x)], dtype=x.dtype)}
 
 
@@ -64,7 +69,7 @@ def _sq_norm_grad_kernel(ins, attrs, ctx):
     if DX not in ctx.wanted:
         return {}
     x = ins["X"]
-    return {DX: x * (x.dtype.type(2) * ins[DOUT].reshape(-1)[0])}
+    return {DX: x * x.dtype.type(2 * ins[DOUT].reshape(-1)[0])}
 
 
 register("squared_l2_norm", inputs=["X"], outputs=["Out"], infer=_sq_norm_infer,

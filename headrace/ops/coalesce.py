@@ -208,14 +208,13 @@ def _fused_allreduce_infer(ctx):
 
 
 def _fused_allreduce_kernel(ins, attrs, ctx):
-    xs = ins["X"]
-    flat = np.concatenate([x.reshape(-1) for x in xs])
-    summed = current_communicator().all_reduce_sum(flat)
-    outs, offset = [], 0
-    for x in xs:   # each output owns its bytes (the live-byte accounting predicts them from shapes)
-        outs.append(summed[offset:offset + x.size].reshape(x.shape).copy())
-        offset += x.size
-    return {"Out": outs}
+    xs = list(ins["X"])
+    # one collective for the bucket: Communicator.all_reduce_sum_many (by default the concatenation
+    # all-reduced and cut up; the MPI backend packs straight into its shared window)
+    outs = current_communicator().all_reduce_sum_many(xs)
+    # each output owns its bytes (the live-byte accounting predicts them from shapes); a world of
+    # one gives the inputs back
+    return {"Out": [o.copy() if np.shares_memory(o, x) else o for o, x in zip(outs, xs)]}
 
 
 register(

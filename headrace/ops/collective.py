@@ -45,6 +45,26 @@ class Communicator:
         """Array ``i`` of rank ``roots[i]`` on every rank (copies; an owner keeps its own)."""
         raise NotImplementedError
 
+    def all_reduce_sum_many(self, arrays: list) -> list:
+        """``all_reduce_sum`` of each array (one dtype) in one collective: by default the
+        concatenation is all-reduced and cut up (each result owns its bytes)."""
+        if not arrays:
+            return []
+        summed = self.all_reduce_sum(np.concatenate([np.asarray(a).reshape(-1) for a in arrays]))
+        out, offset = [], 0
+        for a in arrays:
+            out.append(summed[offset:offset + a.size].reshape(a.shape).copy())
+            offset += a.size
+        return out
+
+    def barrier(self) -> None:
+        """Return once every rank has called it."""
+        raise NotImplementedError
+
+    def all_gather(self, array: np.ndarray) -> list:
+        """Every rank's ``array`` (same shape and dtype on all ranks), in rank order."""
+        raise NotImplementedError
+
 
 class SoloCommunicator(Communicator):
     """A world of one place: every collective is the identity."""
@@ -58,13 +78,30 @@ class SoloCommunicator(Communicator):
     def broadcast(self, arrays, roots):
         return list(arrays)
 
+    def all_reduce_sum_many(self, arrays):
+        return list(arrays)
+
+    def barrier(self):
+        pass
+
+    def all_gather(self, array):
+        return [array]
+
 
 _SOLO = SoloCommunicator()
 _local = threading.local()
+_process = [None]  # the process-wide communicator of a multi-process run (set_process_communicator)
 
 
 def current_communicator() -> Communicator:
-    return getattr(_local, "comm", None) or _SOLO
+    """This thread's communicator (``using``), else the process's, else a world of one."""
+    return getattr(_local, "comm", None) or _process[0] or _SOLO
+
+
+def set_process_communicator(comm) -> None:
+    """Make ``comm`` the communicator of every thread that installed none (``init_parallel_env``,
+    ``fleet.init``: plain ``Executor.run`` and eager collectives then reach the other processes)."""
+    _process[0] = comm
 
 
 @contextlib.contextmanager

@@ -9,23 +9,24 @@ Geometry follows the reference system:
   with ``ceil_mode`` adds ``stride - 1`` to the numerator.
 
 One geometry function per op family is shared by ``infer`` (dims may be -1) and the kernel, so
-the two cannot disagree.  Kernels work in NCHW (NHWC is transposed in and out): convolution builds
-im2col columns [groups, C/g*kh*kw, N*OH*OW] from a ``sliding_window_view`` and runs one batched
-matmul over groups; pooling gathers each output's window with index arrays and a validity mask
-(which also covers adaptive bins, ``ceil_mode`` overhang and the ``exclusive`` divisor).
+the two cannot disagree.  Kernels work in NCHW (NHWC is transposed in and out): convolution is
+im2col columns from a ``sliding_window_view`` and one batched matmul (``ops/conv_gemm.py``); pooling with regular windows of up to 16 cells reduces kh*kw strided views
+of the input padded with -inf (max) or 0 (avg), one pass per window offset; adaptive bins and
+larger windows gather each output's window with index arrays and a validity mask.  Both clip
+windows to the input and share the ``exclusive`` divisor.
 
-Gradients: ``conv2d_grad``/``depthwise_conv2d_grad`` reuse the columns (Filter@GRAD is one matmul
-with them) and scatter Filter^T @ Output@GRAD back with ``_col2im``, a loop over the kh*kw kernel
-offsets.  ``pool2d_grad``: average pooling is separable (two matmuls with 0/1 window matrices);
+Gradients: ``conv2d_grad``/``depthwise_conv2d_grad`` build the columns again (Filter@GRAD is one
+matmul with them) and scatter Filter^T @ Output@GRAD back with ``col2im_batch_last``, a loop over
+the kh*kw kernel offsets.  ``pool2d_grad``: average pooling is separable (two matmuls with 0/1 window matrices);
 max pooling sends each output's gradient to the first maximum of its window in row-major order,
 the reference CPU kernel's rule for ties (overlapping windows add up).
 """
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from ..core.errors import fmt_shape
+from .conv_gemm import batch_last, col2im_batch_last, columns_batch_last, columns_per_sample
 from .elementwise import check_float
 from .gradrule import Gradient, grad_slot
 from .registry import REQUIRED, register
@@ -144,41 +145,6 @@ def _make_conv_infer(depthwise: bool):
     return infer
 
 
-def _windows(x, ksize, strides, pads, dilations, fill=0):
-    """im2col view of NCHW ``x``: [N, C, OH, OW, kh, kw] (no copy beyond the padding)."""
-    top, bottom, left, right = pads
-    if top or bottom or left or right:
-        x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=fill)
-    (kh, kw), (dh, dw), (sh, sw) = ksize, dilations, strides
-    view = sliding_window_view(x, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(2, 3))
-    return view[:, :, ::sh, ::sw, ::dh, ::dw]
-
-
-def _im2col(x, ksize, strides, pads, dilations, groups):
-    """Columns [g, C/g * kh * kw, N * OH * OW] of NCHW ``x`` (one copy; the long N*OH*OW axis
-    innermost copies several times faster than the [N*OH*OW, K] layout)."""
-    win = _windows(x, ksize, strides, pads, dilations)
-    n, c, oh, ow, kh, kw = win.shape
-    cols = win.reshape(n, groups, c // groups, oh, ow, kh, kw).transpose(1, 2, 5, 6, 0, 3, 4)
-    return cols.reshape(groups, c // groups * kh * kw, n * oh * ow), (oh, ow)
-
-
-def _col2im(dcols, shape, ksize, strides, pads, dilations, channels_last):
-    """Adjoint of ``_im2col``: scatter-add ``dcols`` [g, C/g, kh, kw, N, OH, OW] into an input
-    of NCHW ``shape``; returned contiguous in NCHW or NHWC."""
-    n, c, h, w = shape
-    g, cg, kh, kw, _, oh, ow = dcols.shape
-    top, bottom, left, right = pads
-    (sh, sw), (dh, dw) = strides, dilations
-    padded = np.zeros((g, cg, n, h + top + bottom, w + left + right), dcols.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            padded[:, :, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] \
-                += dcols[:, :, i, j]
-    dx = padded.reshape(c, n, h + top + bottom, w + left + right)[:, :, top:top + h, left:left + w]
-    return np.ascontiguousarray(dx.transpose(1, 2, 3, 0) if channels_last else dx.transpose(1, 0, 2, 3))
-
-
 def _conv_setup(attrs, in_shape, w_shape):
     """(N, C, H, W), channels_last, strides, pads, dilations, groups of a convolution."""
     channels_last = attrs["data_format"] == "NHWC"
@@ -195,36 +161,42 @@ def _conv_kernel(ins, attrs, ctx):
     x, w = ins["Input"], ins["Filter"]
     (n, _, _, _), channels_last, strides, pads, dilations, g = _conv_setup(attrs, x.shape, w.shape)
     m, cg, kh, kw = w.shape
-    cols, (oh, ow) = _im2col(_nchw(x, channels_last), (kh, kw), strides, pads, dilations, g)
-    # [g, M/g, C/g*kh*kw] @ [g, C/g*kh*kw, N*OH*OW] -> [g, M/g, N*OH*OW]
-    out = np.matmul(w.reshape(g, m // g, cg * kh * kw), cols).reshape(m, n, oh, ow)
-    out = out.transpose(1, 2, 3, 0) if channels_last else out.transpose(1, 0, 2, 3)
-    return {"Output": np.ascontiguousarray(out, dtype=x.dtype)}
+    cols, (oh, ow) = columns_per_sample(_nchw(x, channels_last), (kh, kw), strides, pads, dilations, g)
+    # [g, M/g, C/g*kh*kw] @ [N, g, C/g*kh*kw, OH*OW] -> [N, g, M/g, OH*OW], i.e. NCHW
+    out = np.matmul(w.reshape(g, m // g, cg * kh * kw), cols).reshape(n, m, oh, ow)
+    return {"Output": np.ascontiguousarray(out.transpose(0, 2, 3, 1) if channels_last else out, dtype=x.dtype)}
 
 
 def _conv_grad_kernel(ins, attrs, ctx):
-    """Filter@GRAD = Output@GRAD @ columns^T; Input@GRAD = col2im(Filter^T @ Output@GRAD).
-    Each is computed only when ctx.wanted (Input's data is read only for Filter@GRAD)."""
+    """Filter@GRAD = Output@GRAD @ columns^T; Input@GRAD = col2im(Filter^T @ Output@GRAD), in
+    the batch-innermost layout (ops/conv_gemm.py).  Filter@GRAD is summed over per-sample products
+    instead when those [N, g, M/g, C/g*kh*kw] partials are no larger than Output@GRAD (few
+    filters of few cells, e.g. a first layer).  Each is computed only when ctx.wanted (Input's
+    data is read only for Filter@GRAD)."""
     x, w, dout = ins["Input"], ins["Filter"], ins[grad_slot("Output")]
     (n, c, h, wd), channels_last, strides, pads, dilations, g = _conv_setup(attrs, x.shape, w.shape)
     m, cg, kh, kw = w.shape
-    oh, ow = _spatial(dout.shape, channels_last)[2:]
-    if channels_last:  # [N*OH*OW, g, M/g] -> [g, M/g, N*OH*OW]
-        d = dout.reshape(n * oh * ow, g, m // g).transpose(1, 2, 0)
-    else:
-        d = dout.reshape(n, g, m // g, oh * ow).transpose(1, 2, 0, 3).reshape(g, m // g, n * oh * ow)
+    want_dx = grad_slot("Input") in ctx.wanted
+    per_sample = n * m * cg * kh * kw <= dout.size * g
+    d = batch_last(_nchw(dout, channels_last)).reshape(g, m // g, -1) if want_dx or not per_sample else None
     result = {}
     if grad_slot("Filter") in ctx.wanted:
-        cols, _ = _im2col(_nchw(x, channels_last), (kh, kw), strides, pads, dilations, g)
-        dw = np.matmul(d, cols.transpose(0, 2, 1))
+        xs = _nchw(x, channels_last)
+        if per_sample:   # sum over N of [M/g, OH*OW] @ [OH*OW, K/g] per sample and group
+            cols, (oh, ow) = columns_per_sample(xs, (kh, kw), strides, pads, dilations, g)
+            ds = _nchw(dout, channels_last).reshape(n, g, m // g, oh * ow)
+            dw = np.matmul(ds, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+        else:
+            dw = np.matmul(d, columns_batch_last(xs, (kh, kw), strides, pads, dilations, g).transpose(0, 2, 1))
         result[grad_slot("Filter")] = dw.reshape(w.shape).astype(w.dtype, copy=False)
-    if grad_slot("Input") in ctx.wanted:
+    if want_dx:
         filters_t = w.reshape(g, m // g, cg * kh * kw).transpose(0, 2, 1)
         # one output channel per group (depthwise): an outer product, 3x faster broadcast than matmul
         dcols = filters_t * d if m == g else np.matmul(filters_t, d)
-        dx = _col2im(dcols.reshape(g, cg, kh, kw, n, oh, ow), (n, c, h, wd), (kh, kw), strides, pads,
-                     dilations, channels_last)
-        result[grad_slot("Input")] = dx.astype(x.dtype, copy=False)
+        oh, ow = _spatial(dout.shape, channels_last)[2:]
+        dx = col2im_batch_last(dcols.reshape(c, kh, kw, oh, ow, n), (h, wd), strides, pads, dilations)
+        dx = dx.transpose(0, 2, 3, 1) if channels_last else dx
+        result[grad_slot("Input")] = np.ascontiguousarray(dx, dtype=x.dtype)
     return result
 
 
@@ -328,17 +300,60 @@ def _avg_divisor(attrs, ch, cw, ksize, dtype):
     return np.array(ksize[0] * ksize[1], dtype)
 
 
-def _pool_kernel(ins, attrs, ctx):
-    channels_last = attrs["data_format"] == "NHWC"
-    x = _nchw(ins["X"], channels_last)
-    (ih, vh, ch), (iw, vw, cw), ksize = _pool_axes(attrs, x.shape[2], x.shape[3])
+_STRIDED_MAX_CELLS = 16  # windows up to this size use the loop over window offsets
+
+
+def _pad_for_windows(x, ksize, strides, pads, out_hw, fill):
+    """NCHW ``x`` padded with ``fill`` so that every window fits (top/left pads as given, bottom/
+    right as far as the last window reaches, ceil_mode overhang included), and ``cells(a, b)``:
+    the index of the [N, C, OH, OW] strided view of each window's cell at offset (a, b)."""
+    (kh, kw), (sh, sw), (oh, ow) = ksize, strides, out_hw
+    h, w = x.shape[2:]
+    top, left = pads[0], pads[2]
+    bottom, right = max((oh - 1) * sh + kh - h - top, 0), max((ow - 1) * sw + kw - w - left, 0)
+    if top or bottom or left or right:
+        x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=fill)
+
+    def cells(a, b):
+        return (slice(None), slice(None), slice(a, a + sh * (oh - 1) + 1, sh), slice(b, b + sw * (ow - 1) + 1, sw))
+    return x, cells
+
+
+def _pool_strided(x, attrs, ksize):
+    """Regular windows: max (or sum) over the kh*kw strided views of X, one pass per offset."""
+    _, strides, pads, out_hw = _pool_geometry(attrs, x.shape[2:])
+    is_max = attrs["pooling_type"] == "max"
+    padded, cells = _pad_for_windows(x, ksize, strides, pads, out_hw, -np.inf if is_max else 0)
+    out = padded[cells(0, 0)].copy()
+    for a in range(ksize[0]):
+        for b in range(ksize[1]):
+            if a or b:
+                (np.maximum if is_max else np.add)(out, padded[cells(a, b)], out=out)
+    return out
+
+
+def _pool_gather(x, attrs, h_axis, w_axis):
+    """Any windows (adaptive, large): gather each output's window with index arrays, reduce the
+    valid cells."""
+    (ih, vh, _), (iw, vw, _) = h_axis, w_axis
     cells = x[:, :, ih[:, :, None, None], iw[None, None, :, :]]       # [N, C, OH, kh, OW, kw]
     valid = vh[:, :, None, None] & vw[None, None, :, :]
     if attrs["pooling_type"] == "max":
-        out = np.where(valid, cells, np.array(-np.inf, x.dtype)).max(axis=(3, 5))
-    else:
-        total = np.where(valid, cells, np.array(0, x.dtype)).sum(axis=(3, 5))
-        out = total / _avg_divisor(attrs, ch, cw, ksize, x.dtype)
+        return np.where(valid, cells, np.array(-np.inf, x.dtype)).max(axis=(3, 5))
+    return np.where(valid, cells, np.array(0, x.dtype)).sum(axis=(3, 5))
+
+
+def _strided(attrs, ksize):
+    return not attrs["adaptive"] and ksize[0] * ksize[1] <= _STRIDED_MAX_CELLS
+
+
+def _pool_kernel(ins, attrs, ctx):
+    channels_last = attrs["data_format"] == "NHWC"
+    x = _nchw(ins["X"], channels_last)
+    h_axis, w_axis, ksize = _pool_axes(attrs, x.shape[2], x.shape[3])
+    out = _pool_strided(x, attrs, ksize) if _strided(attrs, ksize) else _pool_gather(x, attrs, h_axis, w_axis)
+    if attrs["pooling_type"] == "avg":
+        out = out / _avg_divisor(attrs, h_axis[2], w_axis[2], ksize, x.dtype)
     if channels_last:
         out = out.transpose(0, 2, 3, 1)
     return {"Out": np.ascontiguousarray(out, dtype=x.dtype)}
@@ -362,31 +377,36 @@ def _avg_pool_grad(dout, h_axis, w_axis, attrs, ksize, h, w):
     return np.matmul(_window_matrix(ih, vh, h, dout.dtype).T, rows.reshape(n * c, oh, w)).reshape(n, c, h, w)
 
 
-def _max_pool_grad_strided(x, dout, ksize, strides, pads):
+def _max_pool_grad_strided(x, out, dout, ksize, strides, pads):
     """Regular windows: loop over the kh*kw window offsets on strided views of X padded with
-    -inf; at each offset, the windows whose maximum sits there and was not found earlier take
-    their gradient (so the first maximum in row-major order wins, as in ``_max_pool_grad_gather``)."""
-    n, c, h, w = x.shape
-    oh, ow = dout.shape[2:]
+    -inf; at each offset, the windows whose maximum (``out``, the forward's Out, or computed
+    again when it is None) sits there and was not found earlier take their gradient (so the
+    first maximum in row-major order wins, as in ``_max_pool_grad_gather``).  Windows that do
+    not overlap write their cells once; overlapping ones add up."""
+    h, w = x.shape[2:]
     (kh, kw), (sh, sw), top, left = ksize, strides, pads[0], pads[2]
-    bottom, right = max((oh - 1) * sh + kh - h - top, 0), max((ow - 1) * sw + kw - w - left, 0)
-    if top or bottom or left or right:
-        x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=-np.inf)
+    x, cells = _pad_for_windows(x, ksize, strides, pads, dout.shape[2:], -np.inf)
     dx = np.zeros(x.shape, dout.dtype)
-
-    def window(a, b):
-        return (slice(None), slice(None), slice(a, a + sh * (oh - 1) + 1, sh), slice(b, b + sw * (ow - 1) + 1, sw))
-
-    offsets = [(a, b) for a in range(kh) for b in range(kw)]
-    best = x[window(0, 0)].copy()
-    for a, b in offsets[1:]:
-        np.maximum(best, x[window(a, b)], out=best)
-    found = np.zeros(best.shape, bool)
-    for a, b in offsets:
-        hit = x[window(a, b)] == best
-        hit &= ~found
-        found |= hit
-        dx[window(a, b)] += dout * hit
+    best = out
+    if best is None:
+        best = x[cells(0, 0)].copy()
+        for a in range(kh):
+            for b in range(kw):
+                if a or b:
+                    np.maximum(best, x[cells(a, b)], out=best)
+    found = None
+    for a in range(kh):
+        for b in range(kw):
+            hit = np.equal(x[cells(a, b)], best)
+            if found is None:
+                found = hit
+            else:
+                np.greater(hit, found, out=hit)        # hit and not found before
+                found |= hit
+            if sh >= kh and sw >= kw:
+                np.multiply(dout, hit, out=dx[cells(a, b)])
+            else:
+                dx[cells(a, b)] += dout * hit
     return dx[:, :, top:top + h, left:left + w]
 
 
@@ -411,9 +431,6 @@ def _max_pool_grad_gather(x, dout, h_axis, w_axis):
     return dx.reshape(n, c, h, w)
 
 
-_STRIDED_MAX_CELLS = 16  # windows up to this size use the loop over window offsets
-
-
 def _pool_grad_kernel(ins, attrs, ctx):
     if grad_slot("X") not in ctx.wanted:
         return {}
@@ -423,9 +440,11 @@ def _pool_grad_kernel(ins, attrs, ctx):
     h_axis, w_axis, ksize = _pool_axes(attrs, h, w)
     if attrs["pooling_type"] == "avg":
         dx = _avg_pool_grad(dout, h_axis, w_axis, attrs, ksize, h, w)
-    elif not attrs["adaptive"] and ksize[0] * ksize[1] <= _STRIDED_MAX_CELLS:
+    elif _strided(attrs, ksize):
         _, strides, pads, _ = _pool_geometry(attrs, (h, w))
-        dx = _max_pool_grad_strided(x, dout, ksize, strides, pads)
+        out = ins.get("Out")
+        out = None if out is None else _nchw(out, channels_last)
+        dx = _max_pool_grad_strided(x, out, dout, ksize, strides, pads)
     else:
         dx = _max_pool_grad_gather(x, dout, h_axis, w_axis)
     if channels_last:
@@ -445,7 +464,8 @@ register(
     attrs=dict(_POOL_ATTRS),
     infer=_pool_infer,
     kernel=_pool_kernel,
-    grad=Gradient(_pool_grad_kernel, inputs=("X",), like={grad_slot("X"): "X"}),
+    grad=Gradient(_pool_grad_kernel, inputs=("X",), outputs=("Out",), optional=("Out",),
+                  like={grad_slot("X"): "X"}),
     doc="Out = max or average over (kh, kw) windows of X (global, adaptive and ceil_mode variants)",
 )
 

@@ -62,16 +62,16 @@ class OpDef:
     doc: str = ""
 
     def input_slot(self, name: str) -> Slot | None:
-        for slot in self.inputs:
-            if slot.name == name:
-                return slot
-        return None
+        index = self.__dict__.get("_input_index")
+        if index is None:   # slots are fixed at registration: index them on first use
+            index = self.__dict__["_input_index"] = {slot.name: slot for slot in self.inputs}
+        return index.get(name)
 
     def output_slot(self, name: str) -> Slot | None:
-        for slot in self.outputs:
-            if slot.name == name:
-                return slot
-        return None
+        index = self.__dict__.get("_output_index")
+        if index is None:
+            index = self.__dict__["_output_index"] = {slot.name: slot for slot in self.outputs}
+        return index.get(name)
 
 
 _REGISTRY: dict[str, OpDef] = {}

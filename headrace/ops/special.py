@@ -119,3 +119,43 @@ def erfc(x) -> np.ndarray:
     nan = np.isnan(flat)
     out[nan] = np.nan
     return out.reshape(x.shape).astype(out_dtype, copy=False)
+
+
+# --- the standard normal CDF to float32 accuracy, fast -------------------------------------------
+# erfc(a) = t * exp(-a**2 + P(t)), t = 2 / (2 + a), a >= 0: P fitted by scripts/fit_erfc.py (least
+# squares on Chebyshev nodes; |P - log(erfc(a) / t) - a**2| <= 5.9e-9 on all of a >= 0, so erfc's
+# relative error is <= 6e-9, a tenth of float32's half-ulp 6e-8).  One formula for every a: no masks.
+_ERFC_P = (-1.26551211774801420e+00, 9.99998046882542013e-01, 3.75109829865705180e-01,
+           8.09193238445394813e-02, -5.86006393433512185e-02, -3.25489893092310856e-01,
+           6.66511692828384739e-01, -2.01102777354956519e+00, 3.64260452060526996e+00,
+           -3.50588741466699760e+00, 1.85398006796808623e+00, -5.07375328325599728e-01,
+           5.47696807976207831e-02)
+_SQRT_HALF = 0.70710678118654752440
+
+
+def normal_cdf(x, density=False):
+    """Phi(x) = erfc(-x / sqrt 2) / 2 for float64 ``x``, relative error <= 1e-8 everywhere (the
+    left tail included: no 1 + erf cancellation); float64 arithmetic, so a float32 rounding of it
+    is correctly rounded but for rare ties.  With ``density``, also exp(-x**2 / 2) (the normal
+    density times sqrt(2 pi)), which the formula computes on the way."""
+    a = np.abs(x) * _SQRT_HALF
+    t = a + 2.0
+    np.divide(2.0, t, out=t)
+    p = t * _ERFC_P[-1]
+    for c in _ERFC_P[-2:0:-1]:    # Horner
+        p += c
+        p *= t
+    p += _ERFC_P[0]
+    a *= a                        # a**2 = x**2 / 2
+    if density:
+        np.negative(a, out=a)
+        g = np.exp(a)             # exp(-x**2 / 2)
+        half_erfc = np.exp(p, out=p)
+        half_erfc *= g
+    else:
+        p -= a
+        half_erfc, g = np.exp(p, out=p), None
+    half_erfc *= t
+    half_erfc *= 0.5              # erfc(|x| / sqrt 2) / 2 = Phi(-|x|)
+    np.subtract(1.0, half_erfc, out=half_erfc, where=x > 0)   # Phi(x) = 1 - Phi(-x)
+    return (half_erfc, g) if density else half_erfc

@@ -2,7 +2,8 @@
 (``paddle.nn.ClipGradByValue``, ``ClipGradByNorm``, ``ClipGradByGlobalNorm``).
 
 Each is called with ``[(param, grad)]`` and returns the clipped pairs; parameters created with
-``ParamAttr(need_clip=False)`` pass through unchanged.  Built on ``apply_op``: static mode
+``ParamAttr(need_clip=False)`` pass through unchanged and pairs without a gradient
+``(param, None)`` are dropped, in both modes, as the reference does.  Built on ``apply_op``: static mode
 appends the ops (``clip``; ``clip_by_norm``; ``squared_l2_norm`` + ``sum`` + ``sqrt`` +
 ``elementwise_max`` + ``elementwise_div`` + ``elementwise_mul``), eager mode computes them.
 """
@@ -24,6 +25,10 @@ def _clipped(param) -> bool:
     return getattr(param, "need_clip", True)
 
 
+def _with_grads(params_grads) -> list:
+    return [(p, g) for p, g in params_grads if g is not None]
+
+
 class ClipGradBase:
     def __call__(self, params_grads) -> list:
         raise NotImplementedError
@@ -43,7 +48,7 @@ class ClipGradByValue(ClipGradBase):
 
     def __call__(self, params_grads):
         return [(p, apply_op_single("clip", {"X": g}, {"min": self.min, "max": self.max}))
-                if g is not None and _clipped(p) else (p, g) for p, g in params_grads]
+                if _clipped(p) else (p, g) for p, g in _with_grads(params_grads)]
 
 
 class ClipGradByNorm(ClipGradBase):
@@ -56,7 +61,7 @@ class ClipGradByNorm(ClipGradBase):
 
     def __call__(self, params_grads):
         return [(p, apply_op_single("clip_by_norm", {"X": g}, {"max_norm": self.clip_norm}))
-                if g is not None and _clipped(p) else (p, g) for p, g in params_grads]
+                if _clipped(p) else (p, g) for p, g in _with_grads(params_grads)]
 
 
 class ClipGradByGlobalNorm(ClipGradBase):
@@ -70,9 +75,10 @@ class ClipGradByGlobalNorm(ClipGradBase):
         self.group_name = group_name
 
     def __call__(self, params_grads):
-        chosen = [g for p, g in params_grads if g is not None and _clipped(p)]
+        params_grads = _with_grads(params_grads)
+        chosen = [g for p, g in params_grads if _clipped(p)]
         if not chosen:
-            return list(params_grads)
+            return params_grads
         # mixed precisions: the norm is summed in float64 if any gradient is float64, else in
         # float32, and the scale is cast to each gradient's dtype
         norm_dtype = "float64" if any(str(g.dtype) == "float64" for g in chosen) else "float32"
@@ -88,7 +94,7 @@ class ClipGradByGlobalNorm(ClipGradBase):
             if dtype not in scales:
                 scales[dtype] = _cast(scale, dtype)
         return [(p, apply_op_single("elementwise_mul", {"X": g, "Y": scales[str(g.dtype)]}))
-                if g is not None and _clipped(p) else (p, g) for p, g in params_grads]
+                if _clipped(p) else (p, g) for p, g in params_grads]
 
 
 def _cast(x, dtype: str):

@@ -399,6 +399,10 @@ class LearningRateDecay:
         """The rate of ``step_num`` (subclasses; a number, or ``self.create_lr_var(number)``)."""
         raise NotImplementedError(f"{type(self).__name__} must define step()")
 
+    def peek(self) -> float:
+        """The rate the next call will return, without advancing."""
+        return float(self.step())
+
     def create_lr_var(self, lr) -> float:
         """The 1.x helper subclasses return from ``step()``; the optimizer keeps the rate in its
         own learning-rate Tensor, so this is the number itself."""

@@ -14,6 +14,10 @@ class Momentum(Optimizer):
 
     def __init__(self, learning_rate=0.001, momentum=0.9, parameters=None, use_nesterov=False,
                  weight_decay=None, grad_clip=None, rescale_grad=1.0, name=None):
+        if learning_rate is None:
+            raise ValueError("learning_rate is not set")
+        if momentum is None:
+            raise ValueError("momentum is not set")
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
         self._momentum = check_float_arg(momentum, "momentum", low=0.0)
         self._use_nesterov = bool(use_nesterov)

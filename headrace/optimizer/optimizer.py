@@ -36,6 +36,7 @@ from ..eager.tape import no_grad
 from ..eager.tensor import Tensor
 from ..ops.apply import apply_op
 from .clip import check_grad_clip
+from .clip_attr import append_gradient_clip_ops, has_clip_attr
 from .lr import LearningRateDecay, LRScheduler
 from .regularizer import L2Decay, append_regularization, check_regularizer
 from ..core.errors import ArgTypeError, AttrError, located
@@ -120,7 +121,7 @@ class Optimizer:
         used — so after ``minimize`` number i (from 0) it is the schedule's value at step i."""
         if isinstance(self._learning_rate, LearningRateDecay):
             if self._last_decay_lr is None:
-                return float(self._learning_rate.step())
+                return self._learning_rate.peek()
             return self._last_decay_lr
         return self.get_lr()
 
@@ -362,11 +363,18 @@ class Optimizer:
             return append_backward(loss, params, no_grad_set, callbacks)
 
     def apply_gradients(self, params_grads) -> list:
-        """Append the update ops for ``[(param, grad)]`` to the current program; return them.
-        (Dygraph: apply them now; returns [].)"""
+        """Append the update ops for ``[(param, grad)]`` to the current program; return every op
+        this appended (clipping, weight decay, per-parameter learning-rate ``scale`` ops and the
+        updates, in program order, as the reference).  (Dygraph: apply them now; returns [].)"""
         if context.in_dynamic_mode():
             self._apply_eager([(p, g) for p, g in params_grads if g is not None])
             return []
+        block = context.default_main_program().global_block()
+        first = len(block.ops)
+        self._append_updates(params_grads)
+        return block.ops[first:]
+
+    def _append_updates(self, params_grads) -> None:
         params_grads = sorted((pg for pg in params_grads if pg[1] is not None),
                               key=lambda pg: pg[0].name)
         params_grads = self._clip_and_regularize(params_grads)
@@ -375,27 +383,38 @@ class Optimizer:
         self._create_accumulators(new)
         self._create_global_learning_rate()
         program = context.default_main_program()
-        ops = []
         for param, grad in params_grads:
             if not getattr(param, "trainable", True):
                 continue
             with program.role_guard(OpRole.Optimize, [param.name, grad.name]):
-                ops.append(self._append_optimize_op(param, grad))
-        return ops
+                self._append_optimize_op(param, grad)
 
     def _clip_and_regularize(self, params_grads) -> list:
         """Gradient clipping, then weight decay (a parameter's own regularizer first), as ops
         (role Optimize) ahead of the update ops; the reference's order."""
-        if self._grad_clip is None and self._regularization is None and \
+        clip_attrs = self._grad_clip is None and has_clip_attr(params_grads)   # fluid set_gradient_clip
+        if self._grad_clip is None and not clip_attrs and self._regularization is None and \
                 not any(getattr(p, "regularizer", None) for p, _ in params_grads):
             return params_grads
-        # static mode appends the ops (role Optimize); eager mode computes them now (under no_grad)
-        guard = contextlib.nullcontext() if context.in_dynamic_mode() else \
-            context.default_main_program().role_guard(OpRole.Optimize)
-        with guard:
+        with self._optimize_role():
             if self._grad_clip is not None:
                 params_grads = self._grad_clip(params_grads)
+            elif clip_attrs:
+                params_grads = append_gradient_clip_ops(params_grads)
             return append_regularization(params_grads, self._regularization)
+
+    def _optimize_role(self):
+        """Static mode appends the ops with role Optimize; eager mode computes them now."""
+        if context.in_dynamic_mode():
+            return contextlib.nullcontext()
+        return context.default_main_program().role_guard(OpRole.Optimize)
+
+    def append_regularization_ops(self, parameters_and_grads, regularization=None) -> list:
+        """Add weight decay to each gradient: the parameter's own regularizer, else
+        ``regularization`` (static: appends the ops, role Optimize); returns ``[(param, grad)]``."""
+        with self._optimize_role():
+            return append_regularization(parameters_and_grads, check_regularizer(
+                regularization, f"{type(self).__name__}.append_regularization_ops: regularization"))
 
     def apply_optimize(self, loss, startup_program, params_grads) -> list:
         if context.in_dynamic_mode():

@@ -2,7 +2,8 @@
 
 Contract
 --------
-Input: a program whose parameter updates are ``sgd`` / ``momentum`` / ``adam`` ops (role
+Input: a program whose parameter updates are ``sgd`` / ``momentum`` / ``adam`` (or ``adagrad`` /
+``decayed_adagrad`` / ``rmsprop`` / ``adadelta``) ops (role
 Optimize, in place: ``ParamOut`` is ``Param``, accumulators likewise).  Output: the same training
 step where each *group* of updates — same op type, same attributes, same ``LearningRate``
 variable, same dtype, at least two — is one update over coalesced buffers:
@@ -41,6 +42,11 @@ FUSIBLE = {
     "sgd": ((), (), "sgd"),
     "momentum": (("Velocity",), (), "momentum"),
     "adam": (("Moment1", "Moment2"), ("Beta1Pow", "Beta2Pow"), "fused_adam"),
+    # elementwise updates without per-parameter scalar state (ops/optim_more.py)
+    "adagrad": (("Moment",), (), "adagrad"),
+    "decayed_adagrad": (("Moment",), (), "decayed_adagrad"),
+    "rmsprop": (("MeanSquare", "Moment", "MeanGrad"), (), "rmsprop"),
+    "adadelta": (("AvgSquaredGrad", "AvgSquaredUpdate"), (), "adadelta"),
 }
 _SKIP_ATTRS = (roles.ROLE_ATTR, roles.ROLE_VAR_ATTR, roles.NAMESCOPE_ATTR, roles.BUFFER_ATTR, roles.DEVICE_ATTR)
 

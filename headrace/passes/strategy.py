@@ -63,6 +63,12 @@ def _check_str(name, value):
     return value
 
 
+def _check_positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError(f"BuildStrategy.{name} must be a positive number, got {value!r}")
+    return float(value)
+
+
 # name -> (default, validator, what it does here)
 _OPTIONS = {
     "reduce_strategy": (ReduceStrategy.AllReduce, _enum_check(ReduceStrategy),
@@ -85,6 +91,8 @@ _OPTIONS = {
                                                    "once over flat buffers (AllReduce mode)"),
     "fuse_all_reduce_ops": (False, _check_bool, "gradients all-reduced in fused buckets, one collective "
                                                 "per bucket (AllReduce mode, several places)"),
+    "fuse_grad_size_in_MB": (32.0, lambda name, v: _check_positive(name, v),
+                             "bucket size of fuse_all_reduce_ops (headrace; the reference reads a flag)"),
 }
 
 

@@ -8,7 +8,7 @@ across ranks, so the threads add the chunks in parallel (NumPy releases the GIL)
 
 When one place fails, the runner calls ``group.abort()``: ranks waiting in a barrier get
 ``threading.BrokenBarrierError`` instead of waiting forever.  A process backend (mpi4py) will
-implement the same three methods over ranks in separate processes.
+implement the same methods over ranks in separate processes (``runtime/mpi_comm.py``).
 """
 from __future__ import annotations
 
@@ -97,5 +97,32 @@ class ThreadCommunicator(Communicator):
         group.wait()
         result = [a if root == self.rank else np.array(group._inputs[root][i], copy=True)
                   for i, (a, root) in enumerate(zip(arrays, roots))]
+        group.wait()
+        return result
+
+    def all_reduce_sum_many(self, arrays):
+        """One collective for the bucket: the arrays are packed into one flat buffer."""
+        if self.world_size == 1 or not arrays:
+            return list(arrays)
+        flat = np.concatenate([np.ascontiguousarray(a).reshape(-1) for a in arrays])
+        total = self.all_reduce_sum(flat)
+        out, offset = [], 0
+        for a in arrays:
+            out.append(total[offset:offset + a.size].reshape(a.shape).copy())  # each owns its bytes
+            offset += a.size
+        return out
+
+    def barrier(self):
+        if self.world_size > 1:
+            self.group.wait()
+
+    def all_gather(self, array):
+        if self.world_size == 1:
+            return [array]
+        group = self.group
+        group._inputs[self.rank] = np.ascontiguousarray(array)
+        group.wait()
+        self._check_same(array)
+        result = [np.array(a, copy=True) for a in group._inputs]
         group.wait()
         return result

@@ -6,7 +6,9 @@ names change) copies the program and runs the strategy's pass pipeline on the co
 passes once per place.  ``debug_graphviz_path`` dumps the graph after the original, fused and
 multi-devices stages.  The user's Program is never modified.
 
-Running is ``runtime/parallel.py``: one thread per place, each on its slice of the batch.
+Running is ``runtime/parallel.py``: one thread per place, each on its slice of the batch; or, when
+the process was started by an MPI launcher with several ranks, ``runtime/mpi_runner.py``: one
+place per process, each process feeding its own batch.
 """
 from __future__ import annotations
 
@@ -94,17 +96,20 @@ class CompiledProgram:
             self._build_strategy = BuildStrategy()
         return self._build_strategy
 
-    def _compile(self, feed_names, fetch_names) -> list:
-        key = (self._program._version, tuple(sorted(feed_names)), tuple(fetch_names))
+    def _compile(self, feed_names, fetch_names, group=None) -> list:
+        """The place programs; ``group`` = (world size, rank) of a multi-process run: only this
+        rank's program is built (the rewrite is the same as for ``world size`` places)."""
+        key = (self._program._version, tuple(sorted(feed_names)), tuple(fetch_names), group)
         programs = self._compiled.get(key)
         if programs is not None:
             return programs
         strategy = self._strategy()
         strategy._finalize()
-        n = self._num_places
+        n = self._num_places if group is None else group[0]
         stages = dict(pipeline(strategy, n))
         ctx = PassContext(num_places=n, loss_name=self._loss_name,
                           gradient_scale=int(strategy.gradient_scale_strategy),
+                          fuse_grad_bytes=int(strategy.fuse_grad_size_in_MB * (1 << 20)) or 1,
                           feeds=tuple(feed_names), keep=frozenset(fetch_names))
         if ctx.gradient_scale == GradientScaleStrategy.Customized and self._loss_name is not None:
             ctx.feeds = tuple(set(ctx.feeds) | {_grad_name(self._loss_name)})
@@ -116,7 +121,7 @@ class CompiledProgram:
         if path:
             graphviz.dump(path, "fused", base)
         programs = []
-        for k in range(n):
+        for k in (range(n) if group is None else [group[1]]):
             place_ctx = dataclasses.replace(ctx, place_index=k, log=[])
             program = run_passes(base.clone(), stages["multi_devices"], place_ctx)
             program = run_passes(program, stages["memory"], place_ctx)
@@ -136,6 +141,10 @@ class CompiledProgram:
                            return_merged=True):
         from .parallel import ParallelRunner
 
+        if self._runner is None and self._data_parallel:
+            from .mpi_runner import process_runner
+
+            self._runner = process_runner(self)
         if self._runner is None:
             self._runner = ParallelRunner(self._num_places, self._shared_runner())
         return self._runner.run(self, executor, feed, fetch_list, scope, return_numpy, return_merged)

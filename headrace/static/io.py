@@ -13,7 +13,7 @@ def load_program_file(path):
     kind, obj = read_file(str(path))
     if kind != PROGRAM_KIND:
         raise CheckpointError(f"{path}: expected a program file (.pdmodel), it holds a {kind}")
-    return obj[0] if isinstance(obj, tuple) else obj
+    return obj
 
 
 __all__ = ["deserialize_persistables", "deserialize_program", "load", "load_from_file", "load_inference_model",

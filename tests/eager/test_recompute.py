@@ -11,6 +11,7 @@ from headrace.distributed import fleet
 from headrace.distributed.fleet.utils import recompute
 from headrace.eager import tape
 from headrace.eager.recompute import RecomputeNode
+from headrace.eager.recompute_budget import saved_bytes
 
 MODES = [True, False]
 
@@ -22,17 +23,7 @@ def _data(*shape, seed=0, grad=False):
 
 def _saved_bytes(tensor) -> int:
     """Bytes of arrays the tape keeps for the backward of ``tensor``."""
-    total, seen, stack = 0, set(), [tensor._node]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        for value in (getattr(node, "saved", None) or {}).values():
-            if isinstance(value, np.ndarray):
-                total += value.nbytes
-        stack.extend(e[0] for e in node.edges if isinstance(e, tuple))
-    return total
+    return saved_bytes(tensor)
 
 
 def _block():

@@ -137,3 +137,12 @@ def test_large_files_are_memory_mapped_copy_on_write_and_still_verified(tmp_path
     path.write_bytes(bytes(data[: len(data) // 2]))
     with pytest.raises(CheckpointError, match="big.pdparams: truncated"):
         container.read(path)
+
+
+def test_a_newer_layout_version_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(container, "LAYOUT_VERSION", "2")
+    path = tmp_path / "future.safetensors"
+    container.write(path, {"w": np.ones(2, "float32")})
+    monkeypatch.undo()
+    with pytest.raises(CheckpointError, match=r"future.safetensors: file layout version '2' was written by a newer headrace"):
+        container.read(path)

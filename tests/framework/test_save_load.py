@@ -91,6 +91,9 @@ def test_reference_pickles_load_without_running_code(eager, tmp_path):
         paddle.load(bad)
     with pytest.raises(CheckpointError, match="refused"):
         static.load_program_state(str(tmp_path / "evil"))
+    bad.write_bytes(pickle.dumps({"w": Payload()}, protocol=2))
+    with pytest.raises(CheckpointError, match="refused"):
+        paddle.load(bad)
     assert not marker.exists()
     obj_array = tmp_path / "objarr.pdparams"
     obj_array.write_bytes(pickle.dumps({"w": np.array([1, "a"], dtype=object)}, protocol=4))
@@ -205,6 +208,10 @@ def test_inference_model_is_pruned_in_test_mode_and_runs(tmp_path):
         got = Executor().run(again, feed=feed, fetch_list=[out.name])[0]
     np.testing.assert_array_equal(got, expected)
     assert [op.type for op in static.normalize_program(static.default_main_program(), [x], [out]).global_block().ops] == types
+    params = paddle.load(str(tmp_path / "inf"))                 # a prefix: the inference model's parameters
+    assert sorted(params) == sorted(p.name for p in static.default_main_program().all_parameters())
+    with pytest.raises(ValueError, match=r"additional parameter \(export_for_deployment\)"):
+        static.save_inference_model(str(tmp_path / "inf"), [x], [out], exe, export_for_deployment=True)
 
 
 def test_fluid_io_directories(tmp_path):
@@ -316,3 +323,37 @@ def test_values_set_by_hand_into_an_empty_scope_are_checked_when_the_program_run
     for key, value in good.items():
         scope.var(key).get_tensor().set(value)
     np.testing.assert_array_equal(Executor().run(main, feed=feed, fetch_list=[out], scope=scope)[0], 5)
+
+
+def test_static_io_load_program_file(tmp_path):
+    from headrace.static import io as static_io
+
+    x, out, loss, exe = _static_model()
+    static.save(static.default_main_program(), str(tmp_path / "m"))
+    program = static_io.load_program_file(tmp_path / "m.pdmodel")
+    assert program.to_dict() == static.default_main_program().to_dict()
+    with pytest.raises(CheckpointError, match="expected a program file"):
+        static_io.load_program_file(tmp_path / "m.pdparams")
+
+
+def test_static_load_needs_the_pdopt_file_when_the_program_has_optimizer_state(tmp_path):
+    x, out, loss, exe = _static_model()
+    main = static.default_main_program()
+    static.save(main, str(tmp_path / "m"))
+    os.remove(tmp_path / "m.pdopt")
+    with pytest.raises(CheckpointError, match=r"m\.pdopt' does not exist"):
+        static.load(main, str(tmp_path / "m"))
+    static.load(static.normalize_program(main, [x], [out]), str(tmp_path / "m"))   # no optimizer state
+
+
+def test_reference_pickles_with_split_arrays_are_rejoined(eager, tmp_path):
+    """The reference pickles big arrays (protocols 2-3) as slices plus a table; they load whole."""
+    big = np.arange(24, dtype="float32").reshape(4, 6)
+    flat = big.reshape(-1)
+    saved = {"w@@.0": flat[:10], "w@@.1": flat[10:], "b": np.ones(2, "float32"),
+             "UnpackBigParamInfor@@": {"w": {"OriginShape": (4, 6), "slices": ["w@@.0", "w@@.1"]}}}
+    path = tmp_path / "split.pdparams"
+    path.write_bytes(pickle.dumps(saved, protocol=2))
+    loaded = paddle.load(path, return_numpy=True)
+    assert sorted(loaded) == ["b", "w"]
+    np.testing.assert_array_equal(loaded["w"], big)

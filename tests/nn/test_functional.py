@@ -20,12 +20,17 @@ def _log_softmax(x):
 
 
 @pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
-def test_cross_entropy_hard_labels_with_ignore_index(reduction):
+@pytest.mark.parametrize("ignore", [-100, 1])
+def test_cross_entropy_hard_labels_with_ignore_index(reduction, ignore):
+    """As the reference: 'none' drops the class dim of a label given without it; 'mean' divides by
+    the labels that are not ignore_index only when ignore_index >= 0 (else by all samples)."""
     logits = rng.normal(size=(6, 4))
-    label = np.array([0, 3, 1, -100, 2, -100], "int64")
-    (got,), _ = _run(lambda x, y: F.cross_entropy(x, y, reduction=reduction), {"x": logits, "y": label})
-    per_row = np.array([0.0 if l == -100 else -_log_softmax(logits)[i, l] for i, l in enumerate(label)])
-    want = {"none": per_row.reshape(6, 1), "sum": per_row.sum(), "mean": per_row.sum() / 4}[reduction]
+    label = np.array([0, 3, 1, ignore, 2, ignore], "int64")
+    (got,), _ = _run(lambda x, y: F.cross_entropy(x, y, reduction=reduction, ignore_index=ignore),
+                     {"x": logits, "y": label})
+    per_row = np.array([0.0 if l == ignore else -_log_softmax(logits)[i, l] for i, l in enumerate(label)])
+    mean = per_row.sum() / ((label != ignore).sum() if ignore >= 0 else 6)
+    want = {"none": per_row, "sum": per_row.sum(), "mean": mean}[reduction]
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
@@ -46,8 +51,8 @@ def test_cross_entropy_arguments_are_checked():
     y = static.data("y", [None, 1], "int64")
     with pytest.raises(ValueError, match="reduction must be"):
         F.cross_entropy(x, y, reduction="avg")
-    with pytest.raises(ValueError, match="per-class `weight` is not supported"):
-        F.cross_entropy(x, y, weight=x)
+    with pytest.raises(ValueError, match="label_smoothing"):
+        F.cross_entropy(x, y, label_smoothing=1.5)
 
 
 def test_softmax_with_cross_entropy_returns_softmax_on_request():

@@ -11,6 +11,9 @@ from ...nn.layers import Sequential
 from ...nn.tensor import to_tensor
 from ...optimizer.lr import FluidPiecewiseDecay as PiecewiseDecay
 from ...optimizer.lr import LearningRateDecay
+from ...optimizer.lr_fluid import (CosineDecay, ExponentialDecay, InverseTimeDecay, LambdaDecay, LinearLrWarmup,
+                                   MultiStepDecay, NaturalExpDecay, NoamDecay, PolynomialDecay, ReduceLROnPlateau,
+                                   StepDecay)
 from . import nn
 from .nn import BatchNorm, Conv2D, Dropout, Embedding, LayerNorm, Linear
 
@@ -36,5 +39,7 @@ def to_variable(value, name=None, zero_copy=None, dtype=None):
     return out
 
 
-__all__ = ["BatchNorm", "Conv2D", "Dropout", "Embedding", "Layer", "LayerNorm", "LearningRateDecay", "Linear",
+__all__ = ["CosineDecay", "ExponentialDecay", "InverseTimeDecay", "LambdaDecay", "LinearLrWarmup", "MultiStepDecay",
+           "NaturalExpDecay", "NoamDecay", "PolynomialDecay", "ReduceLROnPlateau", "StepDecay",
+           "BatchNorm", "Conv2D", "Dropout", "Embedding", "Layer", "LayerNorm", "LearningRateDecay", "Linear",
            "PiecewiseDecay", "Sequential", "enable_grad", "enabled", "guard", "no_grad", "nn", "to_variable"]

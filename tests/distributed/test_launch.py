@@ -1,0 +1,58 @@
+"""paddle.distributed.spawn and the launcher with a plain training script."""
+import subprocess
+import sys
+
+import pytest
+
+import headrace.distributed as dist
+
+from .mpirun import ROOT, env
+from .workers.spawned import train
+
+pytestmark = pytest.mark.slow
+
+
+def test_spawn_runs_the_function_on_every_rank(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    dist.spawn(train, args=(str(tmp_path),), nprocs=2)
+    assert sorted(p.read_text() for p in tmp_path.glob("rank*.txt")) == ["0 2 3.0", "1 2 3.0"]
+    with pytest.raises(RuntimeError, match="spawn: the job of 2 processes failed"):
+        dist.spawn(train, args=(str(tmp_path), 1), nprocs=2)
+
+
+def test_launch_passes_the_script_its_arguments(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import sys, headrace.distributed as dist\n"
+                      "print('rank', dist.get_rank(), 'of', dist.get_world_size(), 'args', sys.argv[1:])\n")
+    proc = subprocess.run([sys.executable, "-m", "headrace.distributed.launch", "--nproc_per_node", "2",
+                           str(script), "--lr", "0.1"], cwd=ROOT, env=env(), capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(proc.stdout.splitlines()) == ["rank 0 of 2 args ['--lr', '0.1']", "rank 1 of 2 args ['--lr', '0.1']"]
+
+
+def test_log_dir_gets_one_log_per_rank(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("import sys, headrace.distributed as dist\n"
+                      "print('out of rank', dist.get_rank())\nprint('err of rank', dist.get_rank(), file=sys.stderr)\n")
+    proc = subprocess.run([sys.executable, "-m", "headrace.distributed.launch", "--nproc_per_node", "2",
+                           "--log_dir", str(tmp_path / "logs"), str(script)], cwd=ROOT, env=env(),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    for rank in (0, 1):
+        assert (tmp_path / "logs" / f"workerlog.{rank}").read_text() == f"out of rank {rank}\n"
+        assert (tmp_path / "logs" / f"workerlog.{rank}.err").read_text() == f"err of rank {rank}\n"
+
+
+def test_the_readme_training_script_runs_on_two_ranks(tmp_path):
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Training on several processes or machines", 1)[1]
+    script = re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
+    (tmp_path / "train.py").write_text(script)
+    proc = subprocess.run([sys.executable, "-m", "headrace.distributed.launch", "--nproc_per_node", "2",
+                           str(tmp_path / "train.py")], cwd=ROOT, env=env(), capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(proc.stdout.splitlines()) == ["rank 0 of 2: 4 batches per epoch", "rank 1 of 2: 4 batches per epoch"]
