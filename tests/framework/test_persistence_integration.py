@@ -2,6 +2,7 @@
 import pickle
 
 import numpy as np
+import pytest
 
 import headrace as paddle
 import headrace.fluid as fluid
@@ -51,3 +52,45 @@ def test_static_create_parameter_takes_a_name_and_the_name_is_saved(tmp_path):
     np.testing.assert_array_equal(np.asarray(state["enc.b"]), np.zeros(3, "float32"))
     got = exe.run(feed={"x": np.ones((1, 2), "float32")}, fetch_list=[out])[0]
     np.testing.assert_array_equal(got, np.full((1, 3), 4.0, "float32"))
+
+
+def _dygraph_lamb_run(steps, state=None):
+    """A Linear trained with the 1.x LambOptimizer under a NoamDecay schedule, in a fresh name
+    space (as a fresh process would have), from ``state`` (load_dygraph's pair) if given."""
+    with fluid.dygraph.guard():
+        paddle.seed(0)
+        model = paddle.nn.Linear(4, 3)
+        opt = fluid.optimizer.LambOptimizer(learning_rate=fluid.dygraph.NoamDecay(16, 4),
+                                            parameter_list=model.parameters())
+        if state is not None:
+            model.set_dict(state[0])
+            opt.set_dict(state[1])
+        x = paddle.to_tensor(np.random.RandomState(1).rand(5, 4).astype("float32"))
+        for _ in range(steps):
+            loss = (model(x) ** 2).mean()
+            loss.backward()
+            opt.minimize(loss)
+            model.clear_gradients()
+        return model, opt
+
+
+def test_save_dygraph_load_dygraph_resume_bit_identical(tmp_path):
+    prefix = str(tmp_path / "ck" / "model")
+    model, opt = _dygraph_lamb_run(3)
+    with fluid.dygraph.guard():
+        fluid.dygraph.save_dygraph(model.state_dict(), prefix)
+        fluid.save_dygraph(opt.state_dict(), prefix)
+    assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == ["model.pdopt", "model.pdparams"]
+    straight, _ = _dygraph_lamb_run(6)
+    params, opt_state = fluid.load_dygraph(prefix + ".pdparams")   # a suffix is ignored
+    assert isinstance(params["weight"], np.ndarray) and "LR_Scheduler" in opt_state
+    resumed, _ = _dygraph_lamb_run(3, (params, opt_state))
+    with fluid.dygraph.guard():
+        for a, b in zip(straight.parameters(), resumed.parameters()):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    (tmp_path / "ck" / "model.pdopt").unlink()
+    assert fluid.dygraph.load_dygraph(prefix)[1] is None
+    with pytest.raises(ValueError, match="neither"):
+        fluid.dygraph.load_dygraph(str(tmp_path / "missing"))
+    with pytest.raises(ValueError, match="empty file prefix"):
+        fluid.dygraph.save_dygraph({}, str(tmp_path) + "/")

@@ -17,6 +17,7 @@ from ...optimizer.lr_fluid import (CosineDecay, ExponentialDecay, InverseTimeDec
 from . import nn
 from .nn import BatchNorm, Conv2D, Dropout, Embedding, LayerNorm, Linear
 from .pool import Pool2D
+from .checkpoint import load_dygraph, save_dygraph
 
 
 @contextlib.contextmanager
@@ -43,4 +44,5 @@ def to_variable(value, name=None, zero_copy=None, dtype=None):
 __all__ = ["CosineDecay", "ExponentialDecay", "InverseTimeDecay", "LambdaDecay", "LinearLrWarmup", "MultiStepDecay",
            "NaturalExpDecay", "NoamDecay", "PolynomialDecay", "ReduceLROnPlateau", "StepDecay",
            "Pool2D", "BatchNorm", "Conv2D", "Dropout", "Embedding", "Layer", "LayerNorm", "LearningRateDecay", "Linear",
-           "PiecewiseDecay", "Sequential", "enable_grad", "enabled", "guard", "no_grad", "nn", "to_variable"]
+           "PiecewiseDecay", "Sequential", "enable_grad", "enabled", "guard", "no_grad", "nn", "to_variable",
+           "load_dygraph", "save_dygraph"]
