@@ -94,3 +94,56 @@ def test_save_dygraph_load_dygraph_resume_bit_identical(tmp_path):
         fluid.dygraph.load_dygraph(str(tmp_path / "missing"))
     with pytest.raises(ValueError, match="empty file prefix"):
         fluid.dygraph.save_dygraph({}, str(tmp_path) + "/")
+
+
+def _fc_momentum_program():
+    paddle.seed(0)
+    main, start = static.Program(), static.Program()
+    with fluid.unique_name.guard(), static.program_guard(main, start):
+        x = static.data("x", [None, 4], "float32")
+        y = static.nn.fc(static.nn.fc(x, 8, activation="relu"), 3)
+        loss = paddle.mean(y * y)
+        paddle.optimizer.Momentum(learning_rate=0.1, momentum=0.9).minimize(loss)
+    return main, start, loss
+
+
+def _losses_after_set_value(fuse):
+    """Train 2 steps, save every persistable with get_value, train 2 more, put the saved values
+    back with set_value (parameters are views of a flat buffer when fused), train 3 steps."""
+    main, start, loss = _fc_momentum_program()
+    feed = {"x": np.random.RandomState(1).rand(6, 4).astype("float32")}
+    with static.scope_guard(static.Scope()):
+        exe = static.Executor()
+        exe.run(start)
+        prog = main
+        if fuse:
+            strategy = static.BuildStrategy()
+            strategy.fuse_all_optimizer_ops = True
+            prog = static.CompiledProgram(main, build_strategy=strategy)
+        for _ in range(2):
+            exe.run(prog, feed=feed, fetch_list=[loss])
+        saved = {v.name: np.array(v.get_value()) for v in main.list_vars() if v.persistable}
+        for _ in range(2):
+            exe.run(prog, feed=feed, fetch_list=[loss])
+        for var in main.list_vars():
+            if var.persistable:
+                var.set_value(saved[var.name])
+        return [float(np.asarray(exe.run(prog, feed=feed, fetch_list=[loss])[0])) for _ in range(3)]
+
+
+def test_static_variable_get_value_set_value_rewinds_training_fused_or_not():
+    plain = _losses_after_set_value(fuse=False)
+    assert _losses_after_set_value(fuse=True) == plain
+    main, start, loss = _fc_momentum_program()
+    with static.scope_guard(static.Scope()):
+        static.Executor().run(start)
+        losses = []
+        for _ in range(5):
+            losses.append(float(np.asarray(static.Executor().run(
+                main, feed={"x": np.random.RandomState(1).rand(6, 4).astype("float32")}, fetch_list=[loss])[0])))
+        assert losses[2:] == plain     # the rewound run repeats steps 3..5
+        weight = main.all_parameters()[0]
+        with pytest.raises(ValueError, match=r"expected a shape \[4, 8\]"):
+            weight.set_value(np.zeros((8, 4), "float32"))
+    with pytest.raises(ValueError, match="not in the scope"):
+        weight.get_value(static.Scope())
