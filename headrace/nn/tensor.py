@@ -220,12 +220,25 @@ def arange(start=0, end=None, step=1, dtype=None, name=None):
     ``dtype`` is floating."""
     if end is None:
         start, end = 0, start
+    start, end, step = (_arange_bound(v, what) for v, what in ((start, "start"), (end, "end"), (step, "step")))
     if step == 0:
         raise ValueError("arange(): step must not be 0")
-    if dtype is None:
-        floating = any(isinstance(v, float) for v in (start, end, step))
+    if dtype is None:   # as Paddle: a float bound (Python, NumPy or a Tensor's) gives float32
+        floating = any(isinstance(v, (float, np.floating)) for v in (start, end, step))
         dtype = "float32" if floating else "int64"
     return assign(np.arange(start, end, step).astype(convert_dtype(dtype).numpy))
+
+
+def _arange_bound(value, what):
+    """A bound of ``arange`` as a NumPy scalar (a Tensor or array of one element, e.g. a fetched
+    shape-[1] value, included); other values are returned as given."""
+    array = getattr(value, "_value", value)
+    if isinstance(array, np.ndarray):
+        if array.size != 1:
+            raise ArgTypeError(f"arange(): `{what}` must be a number or hold one element, got shape "
+                               f"{list(array.shape)}")
+        return array.reshape(())[()]
+    return value
 
 
 def _default_dtype(array: np.ndarray, data) -> np.ndarray:
