@@ -158,6 +158,10 @@ def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
         result[slot] = tensors
     if requires and tape.recording:
         _record(op_type, opdef, attrs, in_tensors, out_arrays, signature)
+    elif requires:
+        for _, _, t, floating in out_arrays:
+            if floating:
+                tape.note_tracked(t)
     return result
 
 
