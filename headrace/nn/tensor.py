@@ -87,12 +87,22 @@ def add_n(inputs, name=None):
 
 
 # --- reductions ----------------------------------------------------------------------------------
+def _int_list(axis) -> list:
+    """An axis argument as a list of ints: an int, a sequence of ints, or an eager Tensor of
+    integers (0-D or 1-D: its values)."""
+    if isinstance(axis, numbers.Integral):
+        return [int(axis)]
+    value = getattr(axis, "_value", None)
+    if isinstance(value, np.ndarray):
+        return [int(a) for a in value.reshape(-1)]
+    return [int(a) for a in axis]
+
+
 def _reduce(op_type, x, axis, keepdim, layer, name=None, rank1_result=False):
     if axis is None or (isinstance(axis, (list, tuple)) and len(axis) == 0):
         attrs = {"dim": [0], "keep_dim": bool(keepdim), "reduce_all": True}
     else:
-        dims = [int(axis)] if isinstance(axis, numbers.Integral) else [int(a) for a in axis]
-        attrs = {"dim": dims, "keep_dim": bool(keepdim), "reduce_all": False}
+        attrs = {"dim": _int_list(axis), "keep_dim": bool(keepdim), "reduce_all": False}
     if rank1_result:   # fluid 1.x: a single value has shape [1], not 0-D (reduce_* ops of ops/reduce.py)
         attrs["rank1_result"] = True
     return apply_op_single(op_type, {"X": x}, attrs, name_key=_key(layer, name))
@@ -305,12 +315,12 @@ def split(x, num_or_sections, axis=0, name=None):
 
 
 def squeeze(x, axis=None, name=None):
-    axes = [] if axis is None else ([int(axis)] if isinstance(axis, numbers.Integral) else [int(a) for a in axis])
+    axes = [] if axis is None else _int_list(axis)
     return apply_op("squeeze2", {"X": x}, {"axes": axes}, name_key=_key("squeeze", name))["Out"][0]
 
 
 def unsqueeze(x, axis, name=None):
-    axes = [int(axis)] if isinstance(axis, numbers.Integral) else [int(a) for a in axis]
+    axes = _int_list(axis)
     return apply_op("unsqueeze2", {"X": x}, {"axes": axes}, name_key=_key("unsqueeze", name))["Out"][0]
 
 

@@ -87,3 +87,29 @@ def test_setitem_on_a_leaf_inside_reentrant_recompute_still_refused():
     else:
         raise AssertionError("an in-place change of a leaf requiring grad went through")
     np.testing.assert_array_equal(x.numpy(), np.ones(3))
+
+
+def test_iterating_a_zero_d_tensor_is_an_error_not_empty():
+    # without __iter__, Python iterated by indexing until IndexError: a 0-D Tensor looked empty
+    try:
+        list(paddle.to_tensor(1))
+    except TypeError as exc:
+        assert "0-D" in str(exc)
+    else:
+        raise AssertionError("a 0-D Tensor iterated")
+    rows = list(paddle.to_tensor(np.arange(6.0).reshape(2, 3)))
+    assert [r.shape for r in rows] == [[3], [3]]
+    np.testing.assert_array_equal(rows[1].numpy(), [3.0, 4.0, 5.0])
+
+
+def test_axis_given_as_a_tensor_is_used_not_dropped():
+    x0 = np.arange(6.0).reshape(2, 3)
+    x = paddle.to_tensor(x0)
+    axis = paddle.to_tensor(1)
+    assert paddle.unsqueeze(x, axis).shape == [2, 1, 3]
+    np.testing.assert_allclose(paddle.mean(x, axis=axis).numpy(), x0.mean(axis=1))
+    np.testing.assert_allclose(paddle.sum(x, axis=paddle.to_tensor([0])).numpy(), x0.sum(axis=0))
+    assert paddle.squeeze(paddle.unsqueeze(x, 0), paddle.to_tensor(0)).shape == [2, 3]
+    axis.set_value(np.array(0))     # a changed value is read again (nothing cached by the Tensor)
+    assert paddle.unsqueeze(x, axis).shape == [1, 2, 3]
+    np.testing.assert_allclose(paddle.mean(x, axis=axis).numpy(), x0.mean(axis=0))
