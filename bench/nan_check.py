@@ -1,7 +1,7 @@
 """Cost of FLAGS_check_nan_inf: time per run with the check off and on, each in a fresh process.
 
-Two workloads: ``chain`` (1,000 tiny elementwise ops on 16-element vectors: the per-op cost of
-the check) and ``mlp`` (a training step of a 4-layer MLP, width 512, batch 64, squared error,
+Workloads: ``chain`` (1,000 tiny elementwise ops on 16-element vectors: the per-op cost of
+the check), ``tiny`` (the MLP below at width 16, batch 8: per-run costs show) and ``mlp`` (a training step of a 4-layer MLP, width 512, batch 64, squared error,
 Momentum: the cost on realistic tensor sizes; the loss stays finite over the repeats).  Every configuration runs in its own process, alternating, ``--rounds``
 times; the table gives the median over rounds of each process's best time.
 
@@ -38,16 +38,18 @@ def _build(workload):
             feed = {"x": np.full(16, 1.0, "float32"), "c": np.full(16, 1.0001, "float32")}
             fetch = [h]
         else:
-            x = static.data("x", [None, 512], "float32")
+            width = 512 if workload == "mlp" else 16
+            x = static.data("x", [None, width], "float32")
             h = x
             for _ in range(4):
-                h = static.nn.fc(h, size=512, activation="relu")
+                h = static.nn.fc(h, size=width, activation="relu")
             y = static.data("y", [None, 1], "float32")
             loss = paddle.mean(paddle.square(static.nn.fc(h, size=1) - y))
             paddle.optimizer.Momentum(learning_rate=1e-4, momentum=0.9).minimize(loss)
             rng = np.random.default_rng(0)
-            feed = {"x": rng.standard_normal((64, 512)).astype("float32"),
-                    "y": rng.standard_normal((64, 1)).astype("float32")}
+            batch = 64 if workload == "mlp" else 8
+            feed = {"x": rng.standard_normal((batch, width)).astype("float32"),
+                    "y": rng.standard_normal((batch, 1)).astype("float32")}
             fetch = [loss]
     exe = static.Executor()
     exe.run(startup)
@@ -80,7 +82,7 @@ def main():
         child(*args.child, args.repeats)
         return
     modes = args.modes.split(",")
-    configs = [(w, m) for w in ("chain", "mlp") for m in modes]
+    configs = [(w, m) for w in ("chain", "tiny", "mlp") for m in modes]
     times = {c: [] for c in configs}
     env = dict(os.environ, OMP_NUM_THREADS="1")
     for _ in range(args.rounds):

@@ -61,3 +61,19 @@ def test_functions_that_only_raise_not_implemented_do_not_count(monkeypatch):
 def test_default_names_file_is_found_from_a_worktree_too():
     assert api_coverage.DEFAULT_NAMES.name == "paddle_public_names.json"
     assert any(c == api_coverage.DEFAULT_NAMES for c in api_coverage._CANDIDATES)
+
+
+def test_readme_table_matches_the_script():
+    """The README's coverage table is what the script counts now (update both together)."""
+    import re
+
+    names = api_coverage.DEFAULT_NAMES
+    if not names.exists():
+        import pytest
+        pytest.skip("the reference's names file is not beside this checkout")
+    rows = api_coverage.coverage(json.loads(names.read_text()))
+    readme = (SCRIPT.parents[1] / "README.md").read_text()
+    for namespace, (present, counted, _) in rows.items():
+        row = re.search(rf"^\| `{re.escape(namespace)}` \| (\d+) \| (\d+) \|", readme, flags=re.M)
+        assert row, namespace
+        assert (int(row.group(1)), int(row.group(2))) == (present, len(counted)), namespace

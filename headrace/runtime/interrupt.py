@@ -1,28 +1,36 @@
-"""Ctrl-C during ``Executor.run``: never in the middle of an op that updates persistable state.
+"""Ctrl-C during ``Executor.run``: the update phase of a step is never interrupted.
 
-An op that writes a persistable variable (a parameter update, optimizer state, batch-norm
-running statistics) updates it in place with several NumPy calls; a ``KeyboardInterrupt``
-between two of them would leave the variable half-written.  While a plan with such ops runs in
-the main thread, ``install()`` puts in a SIGINT handler that raises ``KeyboardInterrupt`` at once,
-except inside a critical section (one such op's kernel, between ``enter()`` and ``leave()``):
-there it only notes the interrupt, and ``leave()`` raises it.  So an interrupted run has applied
-the updates of the ops that finished (each whole) and none of the later ones.
+Ops that write persistable variables (parameter updates, optimizer state, batch-norm running
+statistics) update them in place with several NumPy calls; a ``KeyboardInterrupt`` between two
+of them would leave a variable half-written, and one between two update ops would leave a step
+half-applied.  While a plan with such ops runs in the main thread, ``install()`` puts in a SIGINT
+handler that raises ``KeyboardInterrupt`` at once until the run reaches its first such op
+(``begin()``, called by that op's step); from there on it only notes the interrupt, and
+``restore()`` raises it when the run ends.  So an interrupted run either stopped before writing
+any persistable variable or applied all of its updates.
 
 Only the default handler is replaced (a handler the user installed is left alone), and only for
-the duration of the run (``restore()``); worker threads of a data-parallel run never receive
-signals, so their sections cost nothing.
+the duration of the run; signals reach only the main thread.  A data-parallel place thread that
+begins its updates also holds the main thread's interrupt until place 0's run ends.
 """
 from __future__ import annotations
 
 import signal
 import threading
 
+try:   # the C module under ``signal``: its wrappers' enum conversions cost ~10 µs per call
+    import _signal as _sig
+except ImportError:  # pragma: no cover - other Python implementations
+    _sig = signal
+
+_SIGINT = int(signal.SIGINT)
+_DEFAULT = signal.default_int_handler
 _MAIN = threading.main_thread().ident
-_state = {"critical": 0, "pending": False}
+_state = {"updating": False, "pending": False}
 
 
 def _handler(signum, frame):
-    if _state["critical"]:
+    if _state["updating"]:
         _state["pending"] = True
         return
     raise KeyboardInterrupt
@@ -31,32 +39,22 @@ def _handler(signum, frame):
 def install() -> bool:
     """Install the deferring handler if this is the main thread and SIGINT has the default
     handler; whether it was installed (then ``restore()`` must follow)."""
-    if threading.get_ident() != _MAIN or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    if threading.get_ident() != _MAIN or _sig.getsignal(_SIGINT) is not _DEFAULT:
         return False
-    signal.signal(signal.SIGINT, _handler)
+    _state["updating"] = _state["pending"] = False
+    _sig.signal(_SIGINT, _handler)
     return True
+
+
+def begin() -> None:
+    """The run reached its first op writing persistable state: hold Ctrl-C until it ends."""
+    _state["updating"] = True
 
 
 def restore() -> None:
-    """Put the default handler back; raise an interrupt still pending (noted in a critical
-    section that then failed)."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    """Put the default handler back; raise the interrupt held during the update phase."""
+    _sig.signal(_SIGINT, _DEFAULT)
+    _state["updating"] = False
     if _state["pending"]:
-        _state["pending"] = False
-        raise KeyboardInterrupt
-
-
-def enter() -> bool:
-    """Start a critical section (main thread only; returns whether one was started)."""
-    if threading.get_ident() != _MAIN:
-        return False
-    _state["critical"] += 1
-    return True
-
-
-def leave() -> None:
-    """End a critical section; raise the interrupt that arrived inside it."""
-    _state["critical"] -= 1
-    if _state["pending"] and not _state["critical"]:
         _state["pending"] = False
         raise KeyboardInterrupt

@@ -45,9 +45,9 @@ class PlannedStep(Step):
         return f"{name}{declared}" + (f" (got {got})" if got is not None and got != declared else "")
 
 
-class UpdateStep(PlannedStep):
-    """A step writing a persistable variable (in place): a Ctrl-C waits until its kernel is done
-    (``runtime/interrupt.py``), so no variable is left half-updated."""
+class FirstUpdateStep(PlannedStep):
+    """The plan's first step writing a persistable variable: from here on a Ctrl-C is held until
+    the run ends (``runtime/interrupt.py``), so the step's updates are applied all or none."""
 
     __slots__ = ()
 
@@ -56,12 +56,8 @@ class UpdateStep(PlannedStep):
         self.plain = False   # the executor goes through ``call``
 
     def call(self, ins, buffers=None, expect=None, attrs=None):
-        if not interrupt.enter():
-            return Step.call(self, ins, buffers, expect, attrs)
-        try:
-            return Step.call(self, ins, buffers, expect, attrs)
-        finally:
-            interrupt.leave()
+        interrupt.begin()
+        return Step.call(self, ins, buffers, expect, attrs)
 
 
 def _expected_meta(block):
@@ -81,7 +77,7 @@ class Plan:
     persistables: frozenset   # every persistable name the program touches
     fetch_names: tuple
     feed_names: tuple
-    updates: bool = False     # some step writes a persistable (Ctrl-C is deferred around it)
+    updates: bool = False     # some step writes a persistable (Ctrl-C is held from the first one on)
     # persistable read from the scope -> (shape, NumPy dtype) its value must have (declared
     # without -1 dims); a value set by hand that differs is an error, not a broadcast
     persist_expect: dict = field(default_factory=dict)
@@ -94,11 +90,11 @@ def build_plan(program, feed_names, fetch_names) -> Plan:
     live = liveness.analyze(ops, lambda op: lookup(op.type).no_need_buffer,
                             keep=frozenset(fetch_names), never_free=persistables)
     donors = _buffer_donors(ops, live, frozenset(fetch_names))
-    steps = [(UpdateStep if persistables.intersection(op.output_arg_names) else PlannedStep)(
+    first = next((i for i, op in enumerate(ops) if persistables.intersection(op.output_arg_names)), None)
+    steps = [(FirstUpdateStep if i == first else PlannedStep)(
                  lookup(op.type), op, program, tuple(live.free_after[i]), tuple(live.strip_after[i]), donors[i])
              for i, op in enumerate(ops)]
-    updates = any(type(step) is UpdateStep for step in steps)
-    return Plan(steps, tuple(persist_reads), persistables, tuple(fetch_names), tuple(feed_names), updates,
+    return Plan(steps, tuple(persist_reads), persistables, tuple(fetch_names), tuple(feed_names), first is not None,
                 _persist_expect(program, persist_reads))
 
 

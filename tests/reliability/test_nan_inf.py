@@ -154,3 +154,15 @@ def test_the_environment_variable_turns_the_check_on(tmp_path):
     assert "{'FLAGS_check_nan_inf': True, 'FLAGS_check_nan_inf_level': 0}" in out
     assert "raised: FLAGS_check_nan_inf: op `log` (built at " in out and "nan_env.py:9)" in out
     assert "eager raised: FLAGS_check_nan_inf: op `log`" in out
+
+
+def test_eager_gradient_ops_are_checked(nan_check):
+    paddle.disable_static()
+    try:
+        x = paddle.to_tensor(np.array([1.0, 0.0], "float32"), stop_gradient=False)
+        loss = paddle.mean(paddle.sqrt(x))
+        with pytest.raises(NonFiniteError, match=r"op `sqrt_grad` .*\(the gradient of `sqrt`\): output `X@GRAD`"
+                                                 r".* its inputs were all finite"):
+            loss.backward()
+    finally:
+        paddle.enable_static()
