@@ -11,6 +11,8 @@ and an input requires grad, record the op on the tape (``tape.py``).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core import flags
@@ -79,9 +81,12 @@ _CHECKED_MAX = 4096     # forgotten all at once when full (varying shapes must n
 
 
 def _freeze(value):
-    """A hashable, type-exact form of an attribute value (True and 1 differ)."""
+    """A hashable, type-exact form of an attribute value (True and 1 differ, and so do 0.0 and
+    -0.0, which compare equal)."""
     if type(value) in (list, tuple):
         return (list, tuple(_freeze(v) for v in value))
+    if isinstance(value, (float, np.floating)):
+        return (type(value), value, math.copysign(1.0, value))
     return (type(value), value)
 
 
@@ -153,6 +158,10 @@ def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
         result[slot] = tensors
     if requires and tape.recording:
         _record(op_type, opdef, attrs, in_tensors, out_arrays, signature)
+    elif requires:
+        for _, _, t, floating in out_arrays:
+            if floating:
+                tape.note_tracked(t)
     return result
 
 

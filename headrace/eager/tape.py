@@ -101,6 +101,21 @@ def track_only():
         grad_enabled, recording = old
 
 
+_tracked: dict = {}     # id -> weakref: outputs computed under track_only (nodeless, yet no leaves)
+
+
+def note_tracked(t) -> None:
+    """``t`` was computed under ``track_only``: it has no node, but it is not a leaf the user made
+    (an in-place change of it is allowed, as of any intermediate)."""
+    key = id(t)
+    _tracked[key] = weakref.ref(t, lambda _, k=key: _tracked.pop(k, None))
+
+
+def computed_while_tracking(t) -> bool:
+    ref = _tracked.get(id(t))
+    return ref is not None and ref() is t
+
+
 def is_grad_enabled() -> bool:
     return grad_enabled
 

@@ -107,6 +107,13 @@ class Tensor:
             raise TypeError("len() of a 0-D Tensor")
         return self._value.shape[0]
 
+    def __iter__(self):
+        # explicit: without it Python iterates by indexing 0, 1, ... until IndexError, so a 0-D
+        # Tensor (whose indexing raises IndexError) would iterate as empty
+        if self._value.ndim == 0:
+            raise TypeError("iteration over a 0-D Tensor")
+        return (self[i] for i in range(self._value.shape[0]))
+
     def __float__(self):
         return float(self.item())
 

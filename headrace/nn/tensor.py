@@ -87,12 +87,22 @@ def add_n(inputs, name=None):
 
 
 # --- reductions ----------------------------------------------------------------------------------
+def _int_list(axis) -> list:
+    """An axis argument as a list of ints: an int, a sequence of ints, or an eager Tensor of
+    integers (0-D or 1-D: its values)."""
+    if isinstance(axis, numbers.Integral):
+        return [int(axis)]
+    value = getattr(axis, "_value", None)
+    if isinstance(value, np.ndarray):
+        return [int(a) for a in value.reshape(-1)]
+    return [int(a) for a in axis]
+
+
 def _reduce(op_type, x, axis, keepdim, layer, name=None, rank1_result=False):
     if axis is None or (isinstance(axis, (list, tuple)) and len(axis) == 0):
         attrs = {"dim": [0], "keep_dim": bool(keepdim), "reduce_all": True}
     else:
-        dims = [int(axis)] if isinstance(axis, numbers.Integral) else [int(a) for a in axis]
-        attrs = {"dim": dims, "keep_dim": bool(keepdim), "reduce_all": False}
+        attrs = {"dim": _int_list(axis), "keep_dim": bool(keepdim), "reduce_all": False}
     if rank1_result:   # fluid 1.x: a single value has shape [1], not 0-D (reduce_* ops of ops/reduce.py)
         attrs["rank1_result"] = True
     return apply_op_single(op_type, {"X": x}, attrs, name_key=_key(layer, name))
@@ -220,12 +230,25 @@ def arange(start=0, end=None, step=1, dtype=None, name=None):
     ``dtype`` is floating."""
     if end is None:
         start, end = 0, start
+    start, end, step = (_arange_bound(v, what) for v, what in ((start, "start"), (end, "end"), (step, "step")))
     if step == 0:
         raise ValueError("arange(): step must not be 0")
-    if dtype is None:
-        floating = any(isinstance(v, float) for v in (start, end, step))
+    if dtype is None:   # as Paddle: a float bound (Python, NumPy or a Tensor's) gives float32
+        floating = any(isinstance(v, (float, np.floating)) for v in (start, end, step))
         dtype = "float32" if floating else "int64"
     return assign(np.arange(start, end, step).astype(convert_dtype(dtype).numpy))
+
+
+def _arange_bound(value, what):
+    """A bound of ``arange`` as a NumPy scalar (a Tensor or array of one element, e.g. a fetched
+    shape-[1] value, included); other values are returned as given."""
+    array = getattr(value, "_value", value)
+    if isinstance(array, np.ndarray):
+        if array.size != 1:
+            raise ArgTypeError(f"arange(): `{what}` must be a number or hold one element, got shape "
+                               f"{list(array.shape)}")
+        return array.reshape(())[()]
+    return value
 
 
 def _default_dtype(array: np.ndarray, data) -> np.ndarray:
@@ -292,12 +315,12 @@ def split(x, num_or_sections, axis=0, name=None):
 
 
 def squeeze(x, axis=None, name=None):
-    axes = [] if axis is None else ([int(axis)] if isinstance(axis, numbers.Integral) else [int(a) for a in axis])
+    axes = [] if axis is None else _int_list(axis)
     return apply_op("squeeze2", {"X": x}, {"axes": axes}, name_key=_key("squeeze", name))["Out"][0]
 
 
 def unsqueeze(x, axis, name=None):
-    axes = [int(axis)] if isinstance(axis, numbers.Integral) else [int(a) for a in axis]
+    axes = _int_list(axis)
     return apply_op("unsqueeze2", {"X": x}, {"axes": axes}, name_key=_key("unsqueeze", name))["Out"][0]
 
 

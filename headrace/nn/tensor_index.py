@@ -56,7 +56,7 @@ def _bump(x) -> None:
 
 
 def _check_leaf(x, what):
-    if x.is_leaf and not x.stop_gradient and tape.grad_enabled:
+    if x.is_leaf and not x.stop_gradient and tape.grad_enabled and not tape.computed_while_tracking(x):
         raise ValueError(f"{what}: leaf Tensor {x.name!r} requires a gradient (stop_gradient=False), so it "
                          "cannot be modified in place; use the out-of-place function, or paddle.no_grad()")
 
