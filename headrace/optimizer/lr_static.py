@@ -55,31 +55,28 @@ def _float(value, what):
     return float(value)
 
 
-def exponential_decay(learning_rate, decay_steps, decay_rate, staircase=False):
-    """``learning_rate * decay_rate ** (step / decay_steps)`` (floored with ``staircase``)."""
+def _rate_decay(kind, dygraph_class, learning_rate, decay_steps, decay_rate, staircase):
+    """The three decays of (learning_rate, decay_steps, decay_rate, staircase): one schedule op."""
     if context.in_dynamic_mode():
-        return lr_fluid.ExponentialDecay(learning_rate, decay_steps, decay_rate, staircase)
-    return _schedule("exponential", learning_rate=_float(learning_rate, "learning_rate"),
+        return dygraph_class(learning_rate, decay_steps, decay_rate, staircase)
+    return _schedule(kind, learning_rate=_float(learning_rate, "learning_rate"),
                      decay_steps=_float(decay_steps, "decay_steps"), decay_rate=_float(decay_rate, "decay_rate"),
                      staircase=bool(staircase))
+
+
+def exponential_decay(learning_rate, decay_steps, decay_rate, staircase=False):
+    """``learning_rate * decay_rate ** (step / decay_steps)`` (floored with ``staircase``)."""
+    return _rate_decay("exponential", lr_fluid.ExponentialDecay, learning_rate, decay_steps, decay_rate, staircase)
 
 
 def natural_exp_decay(learning_rate, decay_steps, decay_rate, staircase=False):
     """``learning_rate * exp(-decay_rate * step / decay_steps)``."""
-    if context.in_dynamic_mode():
-        return lr_fluid.NaturalExpDecay(learning_rate, decay_steps, decay_rate, staircase)
-    return _schedule("natural_exp", learning_rate=_float(learning_rate, "learning_rate"),
-                     decay_steps=_float(decay_steps, "decay_steps"), decay_rate=_float(decay_rate, "decay_rate"),
-                     staircase=bool(staircase))
+    return _rate_decay("natural_exp", lr_fluid.NaturalExpDecay, learning_rate, decay_steps, decay_rate, staircase)
 
 
 def inverse_time_decay(learning_rate, decay_steps, decay_rate, staircase=False):
     """``learning_rate / (1 + decay_rate * step / decay_steps)``."""
-    if context.in_dynamic_mode():
-        return lr_fluid.InverseTimeDecay(learning_rate, decay_steps, decay_rate, staircase)
-    return _schedule("inverse_time", learning_rate=_float(learning_rate, "learning_rate"),
-                     decay_steps=_float(decay_steps, "decay_steps"), decay_rate=_float(decay_rate, "decay_rate"),
-                     staircase=bool(staircase))
+    return _rate_decay("inverse_time", lr_fluid.InverseTimeDecay, learning_rate, decay_steps, decay_rate, staircase)
 
 
 def polynomial_decay(learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0, cycle=False):
