@@ -1,4 +1,5 @@
-"""``paddle.io`` (minimal for now): ``Sampler``, ``BatchSampler`` and ``DistributedBatchSampler``."""
+"""``paddle.io``: datasets, samplers and data loading."""
+from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, DistributedBatchSampler, Sampler
 
-__all__ = ["BatchSampler", "DistributedBatchSampler", "Sampler"]
+__all__ = ["BatchSampler", "Dataset", "DistributedBatchSampler", "IterableDataset", "Sampler"]
