@@ -1,0 +1,326 @@
+"""DataLoader with worker processes: order, prefetch, get_worker_info, seeds, worker_init_fn,
+IterableDataset splitting, errors carried from workers, and clean shutdown (no worker process or
+zombie left) on the end of an epoch, an error, Ctrl-C, a dropped or garbage-collected iterator,
+and a worker killed by a signal."""
+import gc
+import multiprocessing
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+import headrace as paddle
+from headrace.io import DataLoader, Dataset, IterableDataset, get_worker_info
+from headrace.io.multiprocess import DataLoaderWorkerError
+
+pytestmark = pytest.mark.slow
+
+
+class Info(Dataset):
+    """Each sample records which worker read it, and a draw from the worker's NumPy generator."""
+
+    def __init__(self, n=12):
+        self.n = n
+
+    def __getitem__(self, i):
+        info = get_worker_info()
+        return np.array([i, info.id, info.num_workers, np.random.randint(1 << 30)], "int64")
+
+    def __len__(self):
+        return self.n
+
+
+def _gone(pids):
+    """Every pid is reaped (not our child any more) and no process of ours is left."""
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    return multiprocessing.active_children() == []
+
+
+def _pids(it):
+    return [p.pid for p in it._workers]
+
+
+def test_order_is_kept_and_workers_share_the_work(dygraph):
+    loader = DataLoader(Info(12), batch_size=2, num_workers=2)
+    assert get_worker_info() is None
+    it = iter(loader)
+    pids = _pids(it)
+    rows = np.concatenate([b.numpy() for b in it])
+    assert rows[:, 0].tolist() == list(range(12))
+    assert set(rows[:, 1].tolist()) == {0, 1} and set(rows[:, 2].tolist()) == {2}
+    # batch k goes to worker k % 2
+    assert rows[:, 1].tolist() == [(i // 2) % 2 for i in range(12)]
+    assert _gone(pids)
+
+
+def test_worker_seeds_differ_per_worker_and_repeat_with_numpy_seed(dygraph):
+    def draws():
+        np.random.seed(11)
+        rows = np.concatenate([b.numpy() for b in DataLoader(Info(8), batch_size=1, num_workers=2)])
+        return rows[:, 3].tolist()
+
+    first = draws()
+    assert first == draws()                   # reproducible from the main process's seed
+    assert first[0] != first[1]               # worker 0's first draw differs from worker 1's
+    np.random.seed(12)
+    other = np.concatenate([b.numpy() for b in DataLoader(Info(8), batch_size=1, num_workers=2)])
+    assert other[:, 3].tolist() != first
+
+
+def test_worker_init_fn_runs_in_each_worker(dygraph):
+    class Tagged(Dataset):
+        tag = "main"
+
+        def __getitem__(self, i):
+            return np.array([i]), Tagged.tag
+
+        def __len__(self):
+            return 4
+
+    def init(worker_id):
+        Tagged.tag = f"w{worker_id}/{get_worker_info().num_workers}"
+
+    batches = list(DataLoader(Tagged(), batch_size=2, num_workers=2, worker_init_fn=init))
+    assert [tags for _, tags in batches] == [["w0/2", "w0/2"], ["w1/2", "w1/2"]]
+    assert Tagged.tag == "main"
+
+
+class Split(IterableDataset):
+    """The reference's example: each worker reads its own slice of [start, end)."""
+
+    def __init__(self, start, end):
+        self.start, self.end = start, end
+
+    def __iter__(self):
+        info = get_worker_info()
+        lo, hi = self.start, self.end
+        if info is not None:
+            per = -(-(hi - lo) // info.num_workers)
+            lo = self.start + info.id * per
+            hi = min(lo + per, self.end)
+        for i in range(lo, hi):
+            yield np.array([i])
+
+
+def test_iterable_dataset_split_by_worker_info(dygraph):
+    got = [b.numpy().ravel().tolist() for b in DataLoader(Split(2, 9), batch_size=1, num_workers=2)]
+    # as the reference's documented output: workers alternate, worker 0 has 2..5, worker 1 has 6..8
+    assert got == [[2], [6], [3], [7], [4], [8], [5]]
+    got = [b.numpy().ravel().tolist() for b in DataLoader(Split(0, 7), batch_size=3, num_workers=2)]
+    assert sorted(v for b in got for v in b) == list(range(7))
+    assert got == [[0, 1, 2], [4, 5, 6], [3]]
+
+
+def test_prefetch_keeps_batches_in_flight(dygraph):
+    class Slow(Dataset):
+        def __getitem__(self, i):
+            time.sleep(0.05)
+            return np.array([i])
+
+        def __len__(self):
+            return 8
+
+    it = iter(DataLoader(Slow(), batch_size=1, num_workers=2, prefetch_factor=2))
+    assert it._sent == 4      # prefetch_factor * num_workers tasks sent before the first next()
+    first = next(it)
+    assert first.numpy().tolist() == [[0]] and it._sent == 5
+    assert [b.numpy().item() for b in it] == list(range(1, 8))
+
+
+def test_persistent_workers_survive_epochs(dygraph):
+    loader = DataLoader(Info(6), batch_size=2, num_workers=2, persistent_workers=True)
+    epochs = [[b.numpy()[:, 0].tolist() for b in loader] for _ in range(3)]
+    assert epochs == [[[0, 1], [2, 3], [4, 5]]] * 3
+    it = loader._iterator
+    pids = _pids(it)
+    assert all(p.is_alive() for p in it._workers)
+    next(iter(loader))          # a new epoch abandoned after one batch ...
+    assert [b.numpy()[:, 0].tolist() for b in loader] == [[0, 1], [2, 3], [4, 5]]   # ... then a full one
+    assert _pids(loader._iterator) == pids
+    del loader, it
+    gc.collect()
+    assert _gone(pids)
+
+
+class Failing(Dataset):
+    def __getitem__(self, i):
+        if i == 5:
+            raise ValueError(f"bad record {i}")
+        return np.array([i])
+
+    def __len__(self):
+        return 8
+
+
+def test_worker_error_carries_traceback_and_index(dygraph):
+    it = iter(DataLoader(Failing(), batch_size=2, num_workers=2))
+    pids = _pids(it)
+    assert next(it).numpy().ravel().tolist() == [0, 1]
+    assert next(it).numpy().ravel().tolist() == [2, 3]
+    with pytest.raises(ValueError) as info:
+        next(it)
+    text = str(info.value)
+    assert "DataLoader worker 0" in text and "while loading batch 2 (dataset indices [4, 5])" in text
+    assert "Traceback (most recent call last)" in text and 'raise ValueError(f"bad record {i}")' in text
+    assert "ValueError: bad record 5" in text and "while reading sample 5 of the dataset" in text
+    assert _gone(pids)          # the error shut the workers down
+    with pytest.raises(StopIteration):
+        next(it)
+
+
+def test_error_of_a_local_exception_class_and_in_worker_init_fn(dygraph):
+    class Odd(Exception):
+        pass
+
+    class D(Dataset):
+        def __getitem__(self, i):
+            raise Odd("local")
+
+        def __len__(self):
+            return 2
+
+    with pytest.raises(DataLoaderWorkerError, match=r"(?s)caught Odd while loading batch 0.*Odd: local"):
+        list(DataLoader(D(), batch_size=1, num_workers=1))
+
+    def init(worker_id):
+        if worker_id == 1:
+            raise RuntimeError(f"no setup for {worker_id}")
+
+    with pytest.raises(RuntimeError, match=r"(?s)worker 1 .*in worker_init_fn.*no setup for 1"):
+        list(DataLoader(Info(4), batch_size=1, num_workers=2, worker_init_fn=init))
+    assert multiprocessing.active_children() == []
+
+
+def test_shape_error_in_worker_names_the_index(dygraph):
+    class Ragged(Dataset):
+        def __getitem__(self, i):
+            return np.zeros(3 if i == 2 else 2)
+
+        def __len__(self):
+            return 4
+
+    with pytest.raises(paddle.io.collate.CollateShapeError,
+                       match=r"sample 1 of the batch has shape \[2\], but sample 0 has shape \[3\].*"
+                             r"sample 1 of the batch is dataset index 3, sample 0 is dataset index 2"):
+        list(DataLoader(Ragged(), batch_size=2, num_workers=2, shuffle=False))
+
+
+def test_dropped_iterator_shuts_down(dygraph):
+    it = iter(DataLoader(Info(40), batch_size=2, num_workers=2))
+    next(it)
+    pids = _pids(it)
+    del it
+    assert _gone(pids)
+
+
+def test_break_out_of_the_loop_shuts_down(dygraph):
+    loader = DataLoader(Info(40), batch_size=2, num_workers=2)
+    seen = []
+    for batch in loader:
+        seen.append(batch)
+        break
+    assert len(seen) == 1
+    gc.collect()
+    assert multiprocessing.active_children() == []
+
+
+def test_garbage_collected_cycle_shuts_down(dygraph):
+    it = iter(DataLoader(Info(40), batch_size=2, num_workers=2))
+    pids = _pids(it)
+    holder = {"it": it}
+    holder["self"] = holder          # the iterator is only reachable from a reference cycle
+    del it, holder
+    gc.collect()
+    assert _gone(pids)
+
+
+def test_ctrl_c_in_the_loop_shuts_down(dygraph):
+    loader = DataLoader(Info(40), batch_size=2, num_workers=2)
+    pids = []
+    with pytest.raises(KeyboardInterrupt):
+        for k, _ in enumerate(loader):
+            if k == 0:
+                it_pids = [p.pid for p in multiprocessing.active_children()]
+                pids.extend(it_pids)
+                for pid in it_pids:          # Ctrl-C reaches the whole process group: workers ignore it
+                    os.kill(pid, signal.SIGINT)
+            if k == 2:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(1)
+    assert len(pids) == 2
+    gc.collect()
+    assert _gone(pids)
+
+
+def test_ctrl_c_while_waiting_for_a_batch(dygraph):
+    class Slow(Dataset):
+        def __getitem__(self, i):
+            time.sleep(5)
+            return np.zeros(1)
+
+        def __len__(self):
+            return 4
+
+    it = iter(DataLoader(Slow(), batch_size=1, num_workers=2))
+    pids = _pids(it)
+    old = signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(KeyboardInterrupt):
+            next(it)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert it.closed and _gone(pids)
+
+
+def test_killed_worker_is_reported(dygraph):
+    class Slow(Dataset):
+        def __getitem__(self, i):
+            time.sleep(0.2)
+            return np.zeros(1)
+
+        def __len__(self):
+            return 40
+
+    it = iter(DataLoader(Slow(), batch_size=1, num_workers=2))
+    next(it)
+    victim = it._workers[1]
+    pids = _pids(it)
+    os.kill(victim.pid, signal.SIGKILL)
+    with pytest.raises(DataLoaderWorkerError, match=rf"worker 1 \(pid {victim.pid}\) was killed by signal SIGKILL"):
+        for _ in it:
+            pass
+    assert _gone(pids)
+
+
+def test_timeout(dygraph):
+    class Stuck(Dataset):
+        def __getitem__(self, i):
+            time.sleep(0 if i == 0 else 3)
+            return np.zeros(1)
+
+        def __len__(self):
+            return 3
+
+    it = iter(DataLoader(Stuck(), batch_size=1, num_workers=1, timeout=0.5))
+    pids = _pids(it)
+    next(it)
+    start = time.monotonic()
+    with pytest.raises(DataLoaderWorkerError, match=r"timed out after 0.5 s waiting for batch 1 from worker 0"):
+        next(it)
+    assert time.monotonic() - start < 2.5
+    assert _gone(pids)
+
+
+def test_static_mode_with_workers():
+    loader = DataLoader(Info(4), batch_size=2, num_workers=2)
+    batches = list(loader)
+    assert all(isinstance(b, np.ndarray) for b in batches)
+    assert np.concatenate(batches)[:, 0].tolist() == [0, 1, 2, 3]
