@@ -231,3 +231,27 @@ def test_static_feed_list_errors():
     loader = DataLoader(Squares(4), feed_list=[x], return_list=False, batch_size=2)
     with pytest.raises(ValueError, match=r"a batch holds 2 arrays but feed_list names 1 variables \(\['x'\]\)"):
         next(iter(loader))
+
+
+def test_executor_takes_one_feed_dict_per_place_list():
+    import headrace.static as static
+
+    x = static.data("x", [None, 2], "float32")
+    total = paddle.sum(x)
+    exe = static.Executor(paddle.CPUPlace())
+    feed = {"x": np.ones((3, 2), "float32")}
+    assert float(exe.run(feed=[feed], fetch_list=[total])[0]) == 6.0
+    with pytest.raises(TypeError, match="feed must be a dict"):
+        exe.run(feed=[feed, feed], fetch_list=[total])   # two places need a CompiledProgram
+
+
+def test_static_places_list_groups_batches():
+    import headrace.static as static
+
+    x = static.data("x", [None, 2], "float32")
+    y = static.data("y", [None], "int64")
+    loader = DataLoader(Squares(10), feed_list=[x, y], return_list=False, batch_size=2,
+                        places=[paddle.CPUPlace(), paddle.CPUPlace()])
+    steps = list(loader)
+    assert len(steps) == 2 and all(len(step) == 2 for step in steps)   # 5 batches: the fifth is dropped
+    assert [d["y"].tolist() for d in steps[1]] == [[4, 5], [6, 7]]
