@@ -9,7 +9,9 @@ The per-sample cost is calibrated once (rounds of a 48x48 matmul + tanh until a 
 configurations interleaved round by round, with one BLAS thread everywhere (so the main process
 gets no hidden threads the workers do not). A measurement is one full epoch over ``--samples``
 samples, worker start-up included, in dygraph mode (batches become Tensors). Reported: the median
-samples/s of each configuration and the ratio to ``num_workers=0``.
+samples/s of each configuration, the ratio to ``num_workers=0``, the CPU seconds spent in the main
+process and in the workers, and the cores the run obtained ((main + workers CPU) / wall time: on a
+loaded machine this, not the loader, bounds the ratio).
 """
 from __future__ import annotations
 
@@ -68,11 +70,16 @@ def child(workers: int, samples: int, batch: int, reps: int) -> None:
 
     paddle.disable_static()
     loader = DataLoader(Data(samples, reps), batch_size=batch, num_workers=workers)
+    before = os.times()
     start = time.perf_counter()
     seen = sum(int(x.shape[0]) for x, _ in loader)
     elapsed = time.perf_counter() - start
+    after = os.times()      # the workers are joined at the end of the epoch: their CPU time is counted
     assert seen == samples, (seen, samples)
-    print(f"{samples / elapsed:.1f}")
+    main_cpu = after.user + after.system - before.user - before.system
+    worker_cpu = (after.children_user + after.children_system - before.children_user
+                  - before.children_system)
+    print(f"{samples / elapsed:.1f} {main_cpu:.3f} {worker_cpu:.3f} {elapsed:.3f}")
 
 
 def main() -> None:
@@ -93,18 +100,23 @@ def main() -> None:
           f"batch {args.batch}, {args.rounds} interleaved rounds, {os.cpu_count()} CPUs")
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     rates = {w: [] for w in args.workers}
+    cpu = {w: [] for w in args.workers}
     for r in range(args.rounds):
         for w in args.workers:
             out = subprocess.run([sys.executable, __file__, "--child", str(w), str(args.samples),
                                   str(args.batch), str(reps)], env=env, check=True, capture_output=True,
                                  text=True).stdout
-            rates[w].append(float(out.split()[-1]))
+            rate, main_cpu, worker_cpu, wall = map(float, out.split()[-4:])
+            rates[w].append(rate)
+            cpu[w].append((main_cpu, worker_cpu, (main_cpu + worker_cpu) / wall))
         print(f"round {r + 1}: " + ", ".join(f"num_workers={w}: {rates[w][-1]:.0f}/s" for w in args.workers))
     base = statistics.median(rates[args.workers[0]])
-    print("\n| num_workers | samples/s (median) | ratio |\n|---|---|---|")
+    print("\n| num_workers | samples/s (median) | ratio | CPU s main / workers (median) | cores obtained |\n"
+          "|---|---|---|---|---|")
     for w in args.workers:
         med = statistics.median(rates[w])
-        print(f"| {w} | {med:.0f} | {med / base:.2f}x |")
+        main_cpu, worker_cpu, cores = (statistics.median(c[k] for c in cpu[w]) for k in range(3))
+        print(f"| {w} | {med:.0f} | {med / base:.2f}x | {main_cpu:.2f} / {worker_cpu:.2f} | {cores:.2f} |")
 
 
 if __name__ == "__main__":
