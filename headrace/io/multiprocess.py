@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import os
 import pickle
 import queue
 import signal
@@ -60,6 +61,7 @@ class MultiProcessIter:
 
     def __init__(self, loader):
         self.closed = True       # until the workers exist (``__del__`` may run on a half-built one)
+        self._owner_pid = os.getpid()
         self._loader = loader
         self._per_step = 1 if context.in_dynamic_mode() else len(loader.places)
         ctx = _context()
@@ -185,7 +187,7 @@ class MultiProcessIter:
     # --- shutdown --------------------------------------------------------------------------------
     def shutdown(self):
         """Stop and reap every worker and close the queues (idempotent)."""
-        if self.closed:
+        if self.closed or os.getpid() != self._owner_pid:   # a forked worker's copy owns nothing
             return
         self.closed = True
         _LIVE.discard(self)

@@ -140,6 +140,11 @@ class _State:
             self.drained = True
             return epoch, number, Exhausted()
         except Exception as exc:
-            where = (f"while loading batch {number} (dataset indices {list(indices)})"
-                     if isinstance(indices, (list, tuple, range)) else f"while loading batch {number}")
+            where = f"while loading batch {number}"
+            if self.loader.iterable:
+                where += " (from this worker's copy of the IterableDataset)"
+            elif self.loader.auto_collate_batch:
+                where += f" (dataset indices {list(indices)})"
+            else:
+                where += f" (dataset index {indices!r})"
             return epoch, number, WorkerFailure(self.worker_id, number, exc, where)

@@ -142,3 +142,14 @@ def test_random_split_lengths_that_do_not_add_up():
         random_split(Range(0, 10), [1.5, -0.5])
     with pytest.raises(ValueError, match="length at index 0"):
         random_split(Range(0, 10), [2.5, 7.5])
+
+
+def test_random_split_reference_case():
+    # test/legacy_test/test_dataloader_dataset.py: fractions with an empty split, over a range
+    paddle.seed(1)
+    with pytest.warns(UserWarning, match="index 1 is empty"):
+        a, b, c = random_split(range(5), [0.3, 0.0, 0.7])
+    assert (len(a), len(b), len(c)) == (2, 0, 3)
+    assert sorted(list(a) + list(c)) == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError):
+        random_split(range(5), [-0.2, 1.2])

@@ -324,3 +324,73 @@ def test_static_mode_with_workers():
     batches = list(loader)
     assert all(isinstance(b, np.ndarray) for b in batches)
     assert np.concatenate(batches)[:, 0].tolist() == [0, 1, 2, 3]
+
+
+class Range(IterableDataset):
+    def __init__(self, start, end):
+        self.start, self.end = start, end
+
+    def __iter__(self):
+        for i in range(self.start, self.end):
+            yield np.array([i])
+
+
+def _splitter(worker_id):
+    """The reference's worker_init_fn splitter: narrow this worker's copy of the dataset."""
+    info = get_worker_info()
+    ds = info.dataset
+    per = -(-(ds.end - ds.start) // info.num_workers)
+    ds.start = ds.start + info.id * per
+    ds.end = min(ds.start + per, ds.end)
+
+
+def test_worker_init_fn_splits_an_iterable_through_worker_info(dygraph):
+    ds = Range(0, 10)
+    got = [int(b.numpy()[0][0]) for b in DataLoader(ds, num_workers=2, batch_size=1, drop_last=True,
+                                                     worker_init_fn=_splitter)]
+    assert sorted(got) == list(range(10))
+    assert got[:4] == [0, 5, 1, 6]
+    assert (ds.start, ds.end) == (0, 10)          # the main process's copy is untouched
+
+
+def test_worker_info_is_read_only(dygraph):
+    class D(Dataset):
+        def __getitem__(self, i):
+            info = get_worker_info()
+            try:
+                info.id = 7
+            except RuntimeError as exc:
+                return np.array([info.id]), str(exc)
+            return np.array([info.id]), "writable"
+
+        def __len__(self):
+            return 1
+
+    ((ids, msgs),) = list(DataLoader(D(), batch_size=1, num_workers=1))
+    assert ids.numpy().tolist() == [[0]] and "read-only" in msgs[0]
+
+
+def test_persistent_workers_restart_an_iterable_each_epoch(dygraph):
+    loader = DataLoader(Range(0, 5), batch_size=2, num_workers=1, persistent_workers=True)
+    epochs = [[b.numpy().ravel().tolist() for b in loader] for _ in range(2)]
+    assert epochs == [[[0, 1], [2, 3], [4]]] * 2
+    it = loader._iterator
+    assert not it.closed and all(p.is_alive() for p in it._workers)
+    it.shutdown()
+    assert _gone(_pids(it))
+
+
+def test_no_batching_with_workers(dygraph):
+    class D(Dataset):
+        def __getitem__(self, i):
+            if i == 3:
+                raise IndexError("past the end")
+            return np.array([i, get_worker_info().id])
+
+        def __len__(self):
+            return 4
+
+    it = iter(DataLoader(D(), batch_size=None, num_workers=2))
+    assert [next(it).numpy().tolist() for _ in range(3)] == [[0, 0], [1, 1], [2, 0]]
+    with pytest.raises(IndexError, match=r"worker 1 .*while loading batch 3 \(dataset index 3\)"):
+        next(it)
