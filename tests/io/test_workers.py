@@ -303,7 +303,7 @@ def test_killed_worker_is_reported(dygraph):
 def test_timeout(dygraph):
     class Stuck(Dataset):
         def __getitem__(self, i):
-            time.sleep(0 if i == 0 else 3)
+            time.sleep(0 if i == 0 else 30)
             return np.zeros(1)
 
         def __len__(self):
@@ -315,7 +315,7 @@ def test_timeout(dygraph):
     start = time.monotonic()
     with pytest.raises(DataLoaderWorkerError, match=r"timed out after 0.5 s waiting for batch 1 from worker 0"):
         next(it)
-    assert time.monotonic() - start < 2.5
+    assert time.monotonic() - start < 10     # neither waited for the stuck sample nor hung
     assert _gone(pids)
 
 
