@@ -394,3 +394,36 @@ def test_no_batching_with_workers(dygraph):
     assert [next(it).numpy().tolist() for _ in range(3)] == [[0, 0], [1, 1], [2, 0]]
     with pytest.raises(IndexError, match=r"worker 1 .*while loading batch 3 \(dataset index 3\)"):
         next(it)
+
+
+class Digits(Dataset):
+    """Deterministic samples (seeded by the index, as the reference's RandomDataset)."""
+
+    def __getitem__(self, i):
+        x = np.random.default_rng(i).random(8).astype("float32")
+        return x, np.array([np.argmax(x[:3])], "int64")
+
+    def __len__(self):
+        return 48
+
+
+def _train(num_workers):
+    paddle.seed(0)
+    net = paddle.nn.Linear(8, 3)
+    opt = paddle.optimizer.SGD(learning_rate=0.5, parameters=net.parameters())
+    losses = []
+    loader = DataLoader(Digits(), batch_size=8, num_workers=num_workers, drop_last=True)
+    for _ in range(4):
+        for image, label in loader:
+            loss = paddle.nn.functional.cross_entropy(net(image), label)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            losses.append(float(loss))
+    return losses
+
+
+def test_eager_training_with_workers_matches_the_main_process(dygraph):
+    single, multi = _train(0), _train(2)
+    assert len(single) == 24 and single == multi
+    assert np.mean(single[-6:]) < np.mean(single[:6])
