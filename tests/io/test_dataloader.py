@@ -255,3 +255,14 @@ def test_static_places_list_groups_batches():
     steps = list(loader)
     assert len(steps) == 2 and all(len(step) == 2 for step in steps)   # 5 batches: the fifth is dropped
     assert [d["y"].tolist() for d in steps[1]] == [[4, 5], [6, 7]]
+
+
+def test_distributed_batch_sampler_feeds_this_ranks_share(dygraph):
+    ds = Squares(10)
+    shares = []
+    for rank in range(2):
+        sampler = paddle.io.DistributedBatchSampler(ds, batch_size=2, num_replicas=2, rank=rank)
+        loader = DataLoader(ds, batch_sampler=sampler)
+        assert len(loader) == 3
+        shares.append([v for _, y in loader for v in y.numpy().tolist()])
+    assert shares == [[0, 1, 4, 5, 8], [2, 3, 6, 7, 9]]
