@@ -52,8 +52,16 @@ class _StreamSampler:
 
 
 class DataLoader:
-    """Iterate a dataset in batches (see the module docstring and the reference's
-    ``paddle.io.DataLoader``)."""
+    """Iterate ``dataset`` in batches.
+
+    ``batch_size``/``shuffle``/``drop_last`` build a ``BatchSampler`` (or pass ``batch_sampler``;
+    ``batch_size=None`` turns batching off); ``collate_fn`` (default ``default_collate_fn``) makes a
+    batch of samples; ``num_workers > 0`` reads in that many worker processes, with
+    ``prefetch_factor`` batches per worker in flight, ``worker_init_fn(worker_id)`` run in each,
+    ``timeout`` seconds (0: no limit) to wait for a batch and ``persistent_workers`` keeping them
+    between epochs. ``feed_list``/``return_list``/``places`` choose what static mode yields. See
+    the module docstring for what an iteration yields; ``len(loader)`` is the number of batches
+    (a ``ValueError`` for an IterableDataset)."""
 
     def __init__(self, dataset, feed_list=None, places=None, return_list=True, batch_sampler=None,
                  batch_size=1, shuffle=False, drop_last=False, collate_fn=None, num_workers=0,
