@@ -5,6 +5,7 @@ and a worker killed by a signal."""
 import gc
 import multiprocessing
 import os
+import pathlib
 import signal
 import time
 
@@ -460,3 +461,64 @@ def test_static_data_parallel_fed_by_workers():
             assert len(data) == 2 and [d["x"].shape for d in data] == [(4, 2), (4, 2)]
             losses.append(float(np.mean(exe.run(prog, feed=data, fetch_list=[loss])[0])))
     assert len(losses) == 80 and losses[-1] < 0.05 * losses[0]
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CTRL_C_SCRIPT = r'''
+import multiprocessing, os, sys, time
+import numpy as np
+import headrace as paddle
+from headrace.io import DataLoader, Dataset
+
+class Slow(Dataset):
+    def __getitem__(self, i):
+        time.sleep(0.05)
+        return np.array([i])
+    def __len__(self):
+        return 10000
+
+paddle.disable_static()
+pids = []
+try:
+    for k, batch in enumerate(DataLoader(Slow(), batch_size=2, num_workers=2)):
+        if k == 0:
+            pids = [p.pid for p in multiprocessing.active_children()]
+            print("workers", *pids, flush=True)
+except KeyboardInterrupt:
+    left = multiprocessing.active_children()
+    reaped = []
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            reaped.append(pid)
+    print("interrupted; left", len(left), "reaped", len(reaped), flush=True)
+'''
+
+
+def test_ctrl_c_to_the_process_group(tmp_path):
+    """What a terminal's Ctrl-C does: SIGINT to the whole process group (main and workers)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "ctrl_c.py"
+    script.write_text(CTRL_C_SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1"))
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("workers"), line + proc.stderr.read()
+        pids = [int(p) for p in line.split()[1:]]
+        assert len(pids) == 2
+        time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert "interrupted; left 0 reaped 2" in out, out + err
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
