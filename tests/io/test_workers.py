@@ -522,3 +522,22 @@ def test_ctrl_c_to_the_process_group(tmp_path):
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_python_random_and_paddle_generator_are_seeded_per_worker(dygraph):
+    import random
+
+    class Draws(Dataset):
+        def __getitem__(self, i):
+            return np.array([random.random(), float(paddle.rand([1]).numpy()[0])])
+
+        def __len__(self):
+            return 2
+
+    def run():
+        np.random.seed(3)
+        return np.concatenate([b.numpy() for b in DataLoader(Draws(), batch_size=1, num_workers=2)])
+
+    first = run()
+    np.testing.assert_array_equal(first, run())
+    assert first[0, 0] != first[1, 0] and first[0, 1] != first[1, 1]
