@@ -255,3 +255,22 @@ def write_imdb(directory, per_class: int = 3, words: int = 30, seed: int = 0, na
             out[split][label] = texts
     out["path"] = write_tar(os.path.join(directory, name), members)
     return out
+
+
+# --- everything at once, in the reference's cache layout --------------------------------------
+
+def write_data_home(root, seed: int = 0) -> dict:
+    """Every dataset above under ``root`` as the reference's cache lays them out
+    (``root/mnist``, ``root/fashion-mnist``, ``root/cifar``, ``root/uci_housing``, ``root/imikolov``,
+    ``root/imdb``), with the writers' default sizes.  Point ``headrace.dataset.common.DATA_HOME`` at
+    ``root`` to use them.  Returns ``{module: what its writer returned}`` (CIFAR as ``cifar10``/``cifar100``)."""
+    root = _dir(root)
+    return {
+        "mnist": write_mnist(os.path.join(root, "mnist"), seed=seed),
+        "fashion-mnist": write_mnist(os.path.join(root, "fashion-mnist"), seed=seed + 1),
+        "cifar10": write_cifar10(os.path.join(root, "cifar"), seed=seed),
+        "cifar100": write_cifar100(os.path.join(root, "cifar"), seed=seed),
+        "uci_housing": write_uci_housing(os.path.join(root, "uci_housing"), seed=seed),
+        "imikolov": write_imikolov(os.path.join(root, "imikolov"), seed=seed),
+        "imdb": write_imdb(os.path.join(root, "imdb"), seed=seed),
+    }

@@ -63,3 +63,17 @@ def test_text_formats(tmp_path):
         names = [m.name for m in tar.getmembers()]
         assert tar.extractfile("aclImdb/test/neg/1_2.txt").read().decode() == imdb["test"]["neg"][1]
     assert names[0] == "aclImdb/train/pos/0_7.txt" and len(names) == 8
+
+
+def test_write_data_home_fills_the_reference_cache_layout(tmp_path, monkeypatch):
+    import headrace as paddle
+    from headrace.dataset import common
+
+    written = datafiles.write_data_home(tmp_path)
+    monkeypatch.setattr(common, "DATA_HOME", str(tmp_path))
+    assert len(list(paddle.dataset.mnist.test()())) == len(written["mnist"]["test"][1])
+    assert len(paddle.vision.datasets.FashionMNIST(mode="train", backend="cv2")) == 12
+    assert len(list(paddle.dataset.cifar.test100()())) == 4 and len(list(paddle.dataset.cifar.train10()())) == 15
+    assert len(list(paddle.dataset.uci_housing.train()())) == 16
+    assert paddle.dataset.imikolov.build_dict()["<unk>"] >= 1       # the default cutoff 50 keeps a few words
+    assert len(paddle.text.Imdb(mode="train", cutoff=5)) == 6

@@ -212,3 +212,20 @@ def test_custom_base_transform():
 
     assert AddOne()(np.zeros(2)).tolist() == [1.0, 1.0]
     assert AddOne(keys=("image", "image"))((np.zeros(1), np.ones(1))) == (np.array([2.0]), np.array([3.0]))
+
+
+def test_chw_tensor_images():
+    arr = np.random.default_rng(2).random((3, 4, 6)).astype(np.float32)
+    with context.static_mode_guard(False):
+        t = paddle.to_tensor(arr)
+        assert T.ToTensor("HWC")(t).shape == [4, 6, 3]
+        np.testing.assert_allclose(T.Resize((8, 12))(t).numpy(),
+                                   _bilinear_reference(arr.transpose(1, 2, 0), 8, 12).transpose(2, 0, 1), rtol=1e-5)
+        np.testing.assert_array_equal(T.CenterCrop(2)(t).numpy(), arr[:, 1:3, 2:4])
+        np.testing.assert_array_equal(F.vflip(t).numpy(), arr[:, ::-1])
+        np.testing.assert_array_equal(T.Pad((1, 0))(t).numpy(), np.pad(arr, ((0, 0), (0, 0), (1, 1))))
+        random.seed(5)
+        out = T.RandomCrop(3)(t).numpy()
+        random.seed(5)
+        top, left = random.randint(0, 1), random.randint(0, 3)
+        np.testing.assert_array_equal(out, arr[:, top:top + 3, left:left + 3])

@@ -126,3 +126,12 @@ def test_cifar_wrong_archive_is_a_clear_error(tmp_path):
     w = write_cifar100(tmp_path, train=2, test=1)
     with pytest.raises(common.DatasetFileError, match="no member whose name contains 'data_batch'"):
         Cifar10(data_file=w["path"])
+
+
+def test_without_pillow_the_pil_backend_says_how_to_install_it(data_home, monkeypatch):
+    w = write_mnist(data_home / "mnist", train=2, test=1)
+    monkeypatch.setitem(__import__("sys").modules, "PIL", None)   # `from PIL import Image` now fails
+    with pytest.raises(ImportError, match=r"Pillow.*headrace\[image\]"):
+        MNIST(mode="train")
+    img, _ = MNIST(mode="train", backend="cv2")[1]                # the array backend needs no Pillow
+    np.testing.assert_array_equal(img, w["train"][0][1])
