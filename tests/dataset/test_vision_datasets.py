@@ -135,3 +135,16 @@ def test_without_pillow_the_pil_backend_says_how_to_install_it(data_home, monkey
         MNIST(mode="train")
     img, _ = MNIST(mode="train", backend="cv2")[1]                # the array backend needs no Pillow
     np.testing.assert_array_equal(img, w["train"][0][1])
+
+
+def test_mnist_with_to_tensor_in_eager_mode(data_home):
+    from headrace.core import context
+    from headrace.vision.transforms import ToTensor
+
+    w = write_mnist(data_home / "mnist", train=3, test=1)
+    with context.static_mode_guard(False):
+        for backend, scale in (("pil", 255.0), ("cv2", 1.0)):   # a float32 array is not rescaled (the reference)
+            img, label = MNIST(mode="train", transform=ToTensor(), backend=backend)[2]
+            assert isinstance(img, paddle.Tensor) and img.shape == [1, 28, 28] and img.dtype == paddle.float32
+            np.testing.assert_allclose(img.numpy()[0], w["train"][0][2] / scale, rtol=1e-6)
+            assert label.tolist() == [w["train"][1][2]]
