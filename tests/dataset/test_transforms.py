@@ -229,3 +229,24 @@ def test_chw_tensor_images():
         random.seed(5)
         top, left = random.randint(0, 1), random.randint(0, 3)
         np.testing.assert_array_equal(out, arr[:, top:top + 3, left:left + 3])
+
+
+def test_argument_errors_as_the_reference():
+    img = _img(6, 5)
+    with pytest.raises(ValueError, match="positive"):
+        T.Compose([T.Resize(-1)])(img)
+    with pytest.raises(TypeError, match="padding"):
+        F.pad(img, "1")
+    with pytest.raises(TypeError, match="fill"):
+        F.pad(img, 1, {})
+    with pytest.raises(TypeError, match="padding_mode"):
+        F.pad(img, 1, padding_mode=-1)
+    with pytest.raises(ValueError):
+        T.Pad([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="keys should be a sequence"):
+        T.Resize(3, keys=1)
+    with pytest.raises(NotImplementedError):
+        T.Resize(3, keys="a")      # a str is a sequence of keys 'a' (no _apply_a), as the reference
+    padded = T.Pad(10, keys=("image",))((img, img))
+    assert padded[0].shape == (26, 25, 3) and padded[1] is img
+    assert "Resize" in str(T.Compose([T.Resize((224, 224))]))

@@ -127,6 +127,8 @@ def _target_size(h: int, w: int, size):
 def _check_size(size):
     if not (isinstance(size, numbers.Integral) or (isinstance(size, Sequence) and len(size) == 2)):
         raise TypeError(f"Got inappropriate size arg: {size} (an int or a (height, width) pair)")
+    if any(int(s) <= 0 for s in ([size] if isinstance(size, numbers.Integral) else size)):
+        raise ValueError(f"resize: size must be positive, got {size}")
 
 
 def _linear_axis(n_in: int, n_out: int):
@@ -263,6 +265,10 @@ def pad(img, padding, fill=0, padding_mode="constant"):
     bottom); ``padding_mode`` 'constant' (``fill``, per channel if a tuple), 'edge', 'reflect'
     (mirror without the edge value) or 'symmetric' (mirror with it)."""
     _check_image(img, "pad")
+    if not isinstance(fill, (numbers.Number, str, list, tuple)):
+        raise TypeError(f"Got inappropriate fill arg: {fill!r} (a number or a per-channel tuple)")
+    if not isinstance(padding_mode, str):
+        raise TypeError(f"Got inappropriate padding_mode arg: {padding_mode!r}")
     if padding_mode not in _NP_PAD:
         raise ValueError(f"Padding mode should be either constant, edge, reflect or symmetric, got {padding_mode!r}")
     left, top, right, bottom = _pad_widths(padding)

@@ -61,7 +61,7 @@ class BaseTransform:
     def __init__(self, keys=None):
         if keys is None:
             keys = ("image",)
-        elif not isinstance(keys, Sequence) or isinstance(keys, str):
+        elif not isinstance(keys, Sequence):
             raise ValueError(f"keys should be a sequence, but got keys={keys}")
         for k in keys:
             if self._get_apply(k) is None:
