@@ -250,3 +250,8 @@ def test_argument_errors_as_the_reference():
     padded = T.Pad(10, keys=("image",))((img, img))
     assert padded[0].shape == (26, 25, 3) and padded[1] is img
     assert "Resize" in str(T.Compose([T.Resize((224, 224))]))
+
+
+def test_reference_helper_names_for_custom_transforms():
+    assert F._is_pil_image(Image.fromarray(_img())) and not F._is_pil_image(_img())
+    assert F._is_numpy_image(_img()) and not F._is_numpy_image(np.zeros(3))

@@ -42,6 +42,9 @@ def _is_numpy_image(img) -> bool:
     return isinstance(img, np.ndarray) and img.ndim in (2, 3)
 
 
+_is_pil_image = is_pil_image   # the reference's helper names, used by custom transforms in its examples
+
+
 def _check_image(img, what: str):
     if not (is_pil_image(img) or _is_numpy_image(img) or _is_tensor_image(img)):
         raise TypeError(f"{what}: img should be PIL Image, Tensor image (CHW) or ndarray with ndim 2 or 3 "
