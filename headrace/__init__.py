@@ -37,6 +37,7 @@ _paddle_ops.bind()
 from .framework import load, save  # noqa: E402  (saving and loading, issue 14)
 from . import amp, autograd  # noqa: E402  (issue 16: eager autograd and AMP names)
 from .autograd import grad  # noqa: E402
+from . import dataset, text, vision  # noqa: E402,F401  (issue 17: datasets, transforms)
 
 __version__ = "0.1.0"
 
