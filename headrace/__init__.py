@@ -64,3 +64,7 @@ __all__ = [
     "get_flags", "set_flags",
 ]
 __all__ += _paddle_ops.__all__ + ["double", "float", "get_device", "half", "linalg", "set_device"]
+
+# issue 17 (metric helper): paddle.metric
+from . import metric  # noqa: E402
+__all__ += ["metric"]
