@@ -65,6 +65,6 @@ __all__ = [
 ]
 __all__ += _paddle_ops.__all__ + ["double", "float", "get_device", "half", "linalg", "set_device"]
 
-# issue 17 (metric helper): paddle.metric
-from . import metric  # noqa: E402
-__all__ += ["metric"]
+# issue 17 (metric helper): paddle.metric, paddle.vision (the model zoo)
+from . import metric, vision  # noqa: E402
+__all__ += ["metric", "vision"]
