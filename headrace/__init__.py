@@ -65,6 +65,7 @@ __all__ = [
 ]
 __all__ += _paddle_ops.__all__ + ["double", "float", "get_device", "half", "linalg", "set_device"]
 
-# issue 17 (metric helper): paddle.metric, paddle.vision (the model zoo)
+# issue 17 (metric helper): paddle.metric, paddle.vision (the model zoo), paddle.summary / paddle.flops
 from . import metric, vision  # noqa: E402
-__all__ += ["metric", "vision"]
+from .hapi import flops, summary  # noqa: E402
+__all__ += ["flops", "metric", "summary", "vision"]
