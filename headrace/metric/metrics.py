@@ -17,7 +17,7 @@ import numbers
 
 import numpy as np
 
-from ..core.dtypes import int32
+from ..core.dtypes import int32, int64
 from ..eager import Tensor
 from ..nn import functional as _F
 from ..nn import tensor as _T
@@ -89,6 +89,8 @@ class Accuracy(Metric):
             label = _T.reshape(label, (-1, 1))
         elif label.shape[-1] != 1:     # one-hot labels
             label = _S.argmax(label, axis=-1, keepdim=True)
+        if label.dtype != int64:      # argsort gives int64 indices; int32 labels compare after a cast
+            label = _T.cast(label, "int64")
         return _T.cast(pred == label, "float32")
 
     def update(self, correct, *args):

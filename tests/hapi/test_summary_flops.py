@@ -160,3 +160,14 @@ def test_flops_of_a_static_program():
     assert paddle.flops(main, None) == 3888 + 144 + 288 + 180 + 180 + 5
     with pytest.warns(UserWarning, match="must be an instance"):
         assert paddle.flops("not a net", [1]) == -1
+
+
+def test_summary_in_static_mode_warns_and_counts(capsys):
+    with context.static_mode_guard(True):
+        main, startup = static.Program(), static.Program()
+        with static.program_guard(main, startup):
+            net = paddle.vision.LeNet()
+            with pytest.warns(UserWarning, match="static graph mode"):
+                info = paddle.summary(net, (1, 1, 28, 28))
+    assert info == {"total_params": 61610, "trainable_params": 61610}
+    assert normalized(capsys.readouterr().out) == normalized(LENET_TABLE)

@@ -59,6 +59,7 @@ def test_accuracy_one_hot_flat_and_sequence_labels():
     label = rng.integers(0, 4, 5)
     m = paddle.metric.Accuracy()
     flat = m.update(m.compute(paddle.to_tensor(pred), paddle.to_tensor(label)))        # [N] labels
+    assert m.update(m.compute(paddle.to_tensor(pred), paddle.to_tensor(label.astype("int32")))) == flat
     onehot = m.update(m.compute(paddle.to_tensor(pred), paddle.to_tensor(np.eye(4)[label].astype("int64"))))
     assert flat == onehot == numpy_topk_correct(pred, label, 1).mean()
     seq, seq_label = rng.random((3, 4, 5)).astype("float32"), rng.integers(0, 5, (3, 4, 1))
@@ -193,3 +194,28 @@ def test_accuracy_function_eager_and_static():
         exe.run(startup)
         a, c, t = exe.run(main, feed={"p": pred, "y": label}, fetch_list=[acc, correct, total])
     assert a == pytest.approx(want.mean()) and int(c) == want.sum() and int(t) == 6
+
+
+def test_reference_unit_test_cases():
+    """The values the reference's own test_metrics.py asserts."""
+    x = np.array([[0.78, 0.22], [0.62, 0.38], [0.55, 0.45], [0.30, 0.70], [0.14, 0.86], [0.59, 0.41],
+                  [0.91, 0.08], [0.16, 0.84]])
+    y = np.array([[0], [1], [1], [0], [1], [0], [0], [1]])
+    m = paddle.metric.Auc()
+    m.update(paddle.to_tensor(x), paddle.to_tensor(y))
+    assert m.accumulate() == pytest.approx(0.8125)
+    p = paddle.metric.Precision()
+    p.update(np.array([0.1, 0.5, 0.6, 0.7]), np.array([1, 0, 1, 1]))
+    assert p.accumulate() == pytest.approx(2 / 3)
+    p.update(paddle.to_tensor(np.array([0.1, 0.5, 0.6, 0.7, 0.2])), paddle.to_tensor(np.array([1, 0, 1, 1, 1])))
+    assert p.accumulate() == pytest.approx(4 / 6)
+    r = paddle.metric.Recall()
+    r.update(np.array([0.1, 0.5, 0.6, 0.7]), np.array([1, 0, 1, 1]))
+    r.update(paddle.to_tensor(np.array([0.1, 0.5, 0.6, 0.7])), paddle.to_tensor(np.array([1, 0, 0, 1])))
+    assert r.accumulate() == pytest.approx(3 / 5)
+    acc = paddle.metric.Accuracy(name="my_acc")
+    first = np.array([[0.1, 0.2, 0.3, 0.4], [0.1, 0.4, 0.3, 0.2], [0.1, 0.2, 0.4, 0.3], [0.1, 0.2, 0.3, 0.4]])
+    second = np.array([[0.1, 0.2, 0.3, 0.4], [0.1, 0.3, 0.4, 0.2], [0.1, 0.2, 0.4, 0.3], [0.1, 0.2, 0.3, 0.4]])
+    assert acc.update(acc.compute(paddle.to_tensor(first), paddle.to_tensor(np.array([0, 1, 2, 3])))) == 0.75
+    assert acc.update(acc.compute(paddle.to_tensor(second), paddle.to_tensor(np.array([[0], [1], [2], [3]])))) == 0.5
+    assert acc.accumulate() == 0.625 and acc.name() == ["my_acc"]

@@ -63,3 +63,33 @@ def test_fluid_auc_returns_and_accumulates():
         assert g[0] == pytest.approx(mann_whitney(all_p.astype("float32"), all_y, 200), abs=1e-12)
         assert b[0] == pytest.approx(mann_whitney(p.astype("float32"), y, 200), abs=1e-12)   # slide_steps=1
         assert stat_pos.sum() == all_y.sum()
+
+
+def test_static_auc_state_layout_window_and_fake_batches():
+    T, steps = 20, 2
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        predict = static.data("p", [-1, 2], "float32")
+        label = static.data("y", [-1, 1], "int64")
+        weight = static.data("w", [1, 1], "float32")
+        g, b, states = static.auc(predict, label, num_thresholds=T, slide_steps=steps, ins_tag_weight=weight)
+    # the reference's layout: a ring of `steps` rows, their sum, a batch counter; global [1, T + 1]
+    assert [tuple(s.shape) for s in states] == [((steps + 1) * (T + 1) + 1,)] * 2 + [(1, T + 1)] * 2
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    real = []
+    for i, fake in enumerate([False, False, True, False]):
+        p = rng.random(12).astype("float32")
+        y = rng.integers(0, 2, 12)
+        y[:2] = [0, 1]
+        feed = {"p": np.stack([1 - p, p], 1), "y": y.reshape(-1, 1), "w": np.array([[0.0 if fake else 1.0]], "float32")}
+        got_g, got_b, batch_pos = exe.run(main, feed=feed, fetch_list=[g, b, states[0]])
+        real.append(None if fake else (p, y))
+        kept = [r for r in real if r is not None]
+        all_p, all_y = np.concatenate([r[0] for r in kept]), np.concatenate([r[1] for r in kept])
+        assert got_g[0] == pytest.approx(mann_whitney(all_p, all_y, T), abs=1e-12)
+        window = [r for r in real[-steps:] if r is not None]      # the last `steps` batches, fakes count nothing
+        win_p, win_y = np.concatenate([r[0] for r in window]), np.concatenate([r[1] for r in window])
+        assert got_b[0] == pytest.approx(mann_whitney(win_p, win_y, T), abs=1e-12)
+        assert batch_pos[-1] == i + 1                                # the batch counter
+        assert batch_pos[steps * (T + 1):-1].sum() == win_y.sum()    # the sum row
