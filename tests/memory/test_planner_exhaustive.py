@@ -133,3 +133,26 @@ def test_budget_error_names_the_checkpoints_of_the_smallest_peak(net, monkeypatc
     assert checkpoints and plain == analysis.plain.peak_bytes
     assert exact(analysis, checkpoints)[0] == peak < plain     # the named set gives the stated peak
     assert peak == min(p for p, _ in table.values())         # the smallest of all candidate subsets
+
+
+@pytest.mark.parametrize("net", sorted(NETS))
+def test_search_is_exact_for_the_model(net, monkeypatch):
+    """The dynamic program finds the least modelled FLOPs among all subsets whose modelled peak
+    fits (runs of adjacent checkpoints, random masks and copies included)."""
+    if net in THIN:
+        monkeypatch.setattr(planner, "MAX_CANDIDATES", THIN[net])
+    with names_guard():
+        loss, feed = NETS[net]()
+    model = Model(Analysis(loss, feed))
+    n = len(model.cands)
+    subsets = [list(c) for r in range(n + 1) for c in itertools.combinations(range(n), r)]
+    rated = [(model.peak(s), model.flops(s)) for s in subsets]
+    for frac in np.linspace(0.5, 1.0, 21):
+        budget = int(model.peak([]) * frac)
+        feasible = [f for p, f in rated if p <= budget]
+        found = model.search(budget)
+        if not feasible:
+            assert found is None
+            continue
+        assert found is not None and model.peak(found) <= budget
+        assert model.flops(found) == min(feasible)
