@@ -47,8 +47,8 @@ from .estimate import estimate
 from .model import Model
 
 MAX_CANDIDATES = 96
-BUILDS = 24        # exact builds per plan, fewer for long programs (see ``_builds``)
-MOVE = 3
+BUILDS = 24        # exact builds per plan; fewer for long programs: 2000 // path length, at least 2
+MOVE = 3           # a neighbouring set moves one checkpoint by up to this many candidates
 PATIENCE = 12      # the local search stops after this many builds that found nothing better
 
 
@@ -230,25 +230,25 @@ def _search(analysis, model, budget, tried, builds) -> None:
     the model's error on the set just built (``budget + modelled - exact`` peak); when that is not
     strictly between the highest modelled budget whose choice fit and the lowest one above it
     whose choice did not, it bisects between them (or, before any fit, lowers by the excess)."""
-    fits, misses, target = [], [model.peak([])], budget
+    low, high, target = [], [model.peak([])], budget   # modelled budgets: choice fits / does not
     for _ in range(builds):
         chosen = model.search(target)
-        if chosen is None:               # nothing fits the model below this: go up
-            fits.append(target)
+        if chosen is None:               # the model fits nothing here: only higher budgets help
+            low.append(target)
             chosen = []
         ckpts = _names(model, chosen)
         if ckpts not in tried:
             tried[ckpts] = (analysis.peak(ckpts), model.flops(chosen))
         peak = tried[ckpts][0]
-        (fits if peak <= budget and chosen else misses).append(target)
-        fit = max(fits, default=None)
-        miss = min((m for m in misses if fit is None or m > fit), default=None)
+        (low if peak <= budget and chosen else high).append(target)
+        fit = max(low, default=None)
+        miss = min((m for m in high if fit is None or m > fit), default=None)
         if fit is not None and miss is not None and miss - fit <= max(1, budget // 1000):
             return
         guess = budget + model.peak(chosen) - peak if chosen else target
         if fit is None:
             target = min(guess, target - (peak - budget))
-        elif fit < guess < miss and guess not in fits + misses:
+        elif fit < guess < miss and guess not in low + high:
             target = guess
         else:
             target = (fit + miss) // 2
@@ -331,8 +331,8 @@ def _scratch(optimizer):
 
 
 def _smallest_peak(analysis, model, tried) -> tuple:
-    """(ckpts, exact peak) of the lowest exact peak among the sets built and the set the model
-    rates lowest (found by bisecting its budget)."""
+    """(checkpoint names, exact peak) of the lowest exact peak among the sets built and the set
+    the model rates lowest (found by bisecting its budget)."""
     lo, hi = model.base, model.peak([])
     chosen = []
     while hi - lo > max(1, hi // 1000):
