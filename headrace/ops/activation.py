@@ -313,17 +313,14 @@ def _softmax_infer(ctx):
 
 def softmax(x: np.ndarray, axis: int, buf=None) -> np.ndarray:
     """exp(x - max) / sum(exp(x - max)) along ``axis``; a 0-D input gives 1.  Shared with loss.py.
-    ``buf`` (maybe ``x``): compute in it, only if ``x`` is C-contiguous (so the sums see the
-    same memory order as without it)."""
+    Computed in place in one C-contiguous array: ``buf`` (maybe ``x``) if handed, else a fresh
+    one, so the sums see the same memory order either way."""
     if x.ndim == 0:
         return np.ones_like(x)
-    if buf is None or not x.flags.c_contiguous:
-        shifted = x - np.max(x, axis=axis, keepdims=True)
-        e = np.exp(shifted)
-        return e / np.sum(e, axis=axis, keepdims=True)
-    np.subtract(x, np.max(x, axis=axis, keepdims=True), out=buf)
-    np.exp(buf, out=buf)
-    return np.divide(buf, np.sum(buf, axis=axis, keepdims=True), out=buf)
+    out = np.empty(x.shape, x.dtype) if buf is None else buf
+    np.subtract(x, np.max(x, axis=axis, keepdims=True), out=out)
+    np.exp(out, out=out)
+    return np.divide(out, np.sum(out, axis=axis, keepdims=True), out=out)
 
 
 def _softmax_grad_kernel(ins, attrs, ctx):

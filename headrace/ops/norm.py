@@ -204,17 +204,20 @@ def _ln_infer(ctx):
 
 
 def _ln_kernel(ins, attrs, ctx):
+    """Per row: y = x - mean, var = mean(y * y), y *= 1 / sqrt(var + eps), then Scale and Bias,
+    all in one fresh array (a pass over memory per step)."""
     x = ins["X"]
     axis = attrs["begin_norm_axis"]
-    stat = np.float32 if x.dtype == np.float16 else x.dtype
-    rows = x.reshape(int(np.prod(x.shape[:axis], dtype=np.int64)), -1).astype(stat, copy=False)
-    mean = rows.mean(axis=1)
-    var = np.square(rows - mean[:, None]).mean(axis=1)
-    y = (rows - mean[:, None]) / np.sqrt(var + attrs["epsilon"])[:, None]
+    stat = np.float32 if x.dtype == np.float16 else x.dtype.type
+    rows = x.reshape(int(np.prod(x.shape[:axis], dtype=np.int64)), -1)
+    mean = rows.mean(axis=1, dtype=stat)
+    y = np.subtract(rows, mean[:, None], dtype=stat)
+    var = np.einsum("ij,ij->i", y, y) / stat(y.shape[1])
+    y *= (1 / np.sqrt(var + stat(attrs["epsilon"])))[:, None]
     if ins.get("Scale") is not None:
-        y = y * ins["Scale"]
+        y *= ins["Scale"]
     if ins.get("Bias") is not None:
-        y = y + ins["Bias"]
+        y += ins["Bias"]
     return {"Y": y.reshape(x.shape).astype(x.dtype, copy=False),
             "Mean": np.asarray(mean, dtype=stat), "Variance": np.asarray(var, dtype=stat)}
 
