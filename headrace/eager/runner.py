@@ -36,10 +36,11 @@ def _as_items(value):
 
 
 def _gather(op_type, opdef, inputs):
-    """``(arrays for the kernel, arrays per slot for infer, [(slot, k, Tensor)])``."""
-    kernel_ins, infer_ins, tensors = {}, {}, []
+    """``(arrays for the kernel, arrays per slot for infer, [(slot, k, Tensor)], shapes)``, with
+    ``shapes`` = ``((slot, ((shape, dtype), ...)), ...)``: what ``infer`` reads of the inputs."""
+    kernel_ins, infer_ins, tensors, shapes = {}, {}, [], []
     for slot, value in inputs.items():
-        items = _as_items(value)
+        items = (value,) if isinstance(value, Tensor) else _as_items(value)
         if not items:
             continue
         spec = opdef.input_slot(slot)
@@ -58,10 +59,22 @@ def _gather(op_type, opdef, inputs):
                             f"Tensor, got {len(arrays)}")
         kernel_ins[slot] = arrays if spec.many else arrays[0]
         infer_ins[slot] = arrays
-    for spec in opdef.inputs:
-        if not spec.optional and spec.name not in infer_ins:
-            raise SlotError(f"{where(op_type, user_callsite())}: input `{spec.name}` is required")
-    return kernel_ins, infer_ins, tensors
+        shapes.append((slot, tuple([(a.shape, a.dtype) for a in arrays])))
+    if not _has_required(opdef, infer_ins):
+        for spec in opdef.inputs:
+            if not spec.optional and spec.name not in infer_ins:
+                raise SlotError(f"{where(op_type, user_callsite())}: input `{spec.name}` is required")
+    return kernel_ins, infer_ins, tensors, tuple(shapes)
+
+
+def _has_required(opdef, infer_ins):
+    required = opdef.__dict__.get("_required_names")
+    if required is None:   # slots are fixed at registration: list them on first use
+        required = opdef.__dict__["_required_names"] = tuple(s.name for s in opdef.inputs if not s.optional)
+    for name in required:
+        if name not in infer_ins:
+            return False
+    return True
 
 
 def _infer(op_type, opdef, infer_ins, attrs):
@@ -90,23 +103,21 @@ def _freeze(value):
     return (type(value), value)
 
 
-def _signature(op_type, given, infer_ins):
+def _signature(op_type, given, shapes):
     """What attribute resolution and ``infer`` depend on: the op, the attributes as given, and
     every input's shape and dtype (infer reads nothing else); None if an attribute is unhashable."""
     try:
-        attrs = tuple((name, _freeze(value)) for name, value in given.items())
-        key = (op_type, attrs, tuple((slot, tuple((a.shape, a.dtype) for a in arrays))
-                                     for slot, arrays in infer_ins.items()))
+        key = (op_type, tuple([(name, _freeze(value)) for name, value in given.items()]) if given else (), shapes)
         hash(key)
     except TypeError:
         return None
     return key
 
 
-def _check(op_type, opdef, given, infer_ins):
+def _check(op_type, opdef, given, infer_ins, shapes):
     """``(resolved attrs, inferred outputs)``: cached per signature, so a repeated call skips
     resolution and shape inference; a failing call is never cached and raises every time."""
-    key = _signature(op_type, given, infer_ins)
+    key = _signature(op_type, given, shapes)
     checked = _CHECKED.get(key) if key is not None else None
     if checked is not None:
         return checked + (key,)
@@ -126,25 +137,29 @@ def _check(op_type, opdef, given, infer_ins):
 def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
     """Run one op eagerly; return ``{slot: [Tensor, ...]}`` like ``apply_op`` in static mode."""
     opdef = lookup(op_type)
-    kernel_ins, infer_ins, in_tensors = _gather(op_type, opdef, inputs or {})
-    attrs, inferred, signature = _check(op_type, opdef, attrs or {}, infer_ins)
-    given = {slot: list(_as_items(v)) for slot, v in (outputs or {}).items()}
-    wanted = [s.name for s in opdef.outputs if s.name in given or not s.optional]
+    kernel_ins, infer_ins, in_tensors, shapes = _gather(op_type, opdef, inputs or {})
+    attrs, inferred, signature = _check(op_type, opdef, attrs or {}, infer_ins, shapes)
+    given = {slot: list(_as_items(v)) for slot, v in outputs.items()} if outputs else {}
+    wanted = _wanted(op_type, opdef, given)
     step, expect = _step(op_type, opdef, attrs, inputs or {}, given, wanted, inferred)
     outs = step.call(kernel_ins, None, expect, attrs)
-    requires = (tape.grad_enabled and opdef.grad is not NO_GRADIENT
-                and any(not t.stop_gradient for _, _, t in in_tensors))
+    requires = False
+    if tape.grad_enabled and opdef.grad is not NO_GRADIENT:
+        for _, _, t in in_tensors:
+            if not t.stop_gradient:
+                requires = True
+                break
     result, out_arrays = {}, []
-    for slot in wanted:
-        many = opdef.output_slot(slot).many
+    for slot, many in wanted:
         values = outs[slot] if many else (outs[slot],)
-        targets = given.get(slot)
+        targets = given.get(slot) if given else None
         if targets is not None and len(targets) != len(values):
             raise SlotError(f"{where(op_type, user_callsite())}, output `{slot}`: the kernel gave "
                             f"{len(values)} value(s), {len(targets)} Tensor(s) were passed")
         tensors = []
         for k, value in enumerate(values):
-            value = np.asarray(value)
+            if type(value) is not np.ndarray:
+                value = np.asarray(value)
             # outputs the caller passed (running statistics, update targets) never join the graph
             floating = value.dtype.kind == "f" and targets is None
             if targets is not None:
@@ -165,6 +180,18 @@ def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
     return result
 
 
+_WANTED: dict = {}   # (op type, output slots given) -> ((slot, many), ...) the kernel computes
+
+
+def _wanted(op_type, opdef, given):
+    key = (op_type, tuple(given)) if given else op_type
+    wanted = _WANTED.get(key)
+    if wanted is None:
+        wanted = _WANTED[key] = tuple((s.name, s.many) for s in opdef.outputs
+                                      if s.name in given or not s.optional)
+    return wanted
+
+
 _STEPS: dict = {}   # (op type, wanted slots) -> a Step without names, attributes or generator
 
 
@@ -174,13 +201,13 @@ def _step(op_type, opdef, attrs, inputs, given, wanted, inferred):
     (a Tensor passed as an output that is also an input keeps one name, as a static variable
     would) and ``expect`` gives each output's ``(shape, dtype)`` from ``infer``."""
     if not CHECK_KERNELS and not opdef.random:   # the attributes are passed to each call
-        key = (op_type, tuple(wanted), flags.nan_inf_level())
+        key = (op_type, wanted, flags.nan_inf_level())
         step = _STEPS.get(key)
         if step is None:
             step = _STEPS[key] = Step(opdef, op_type, user_callsite, None, None, None,
-                                      ctx=KernelContext(frozenset(wanted)))
+                                      ctx=KernelContext(frozenset(slot for slot, _ in wanted)))
         return step, None
-    ctx = KernelContext(frozenset(wanted))
+    ctx = KernelContext(frozenset(slot for slot, _ in wanted))
     if not CHECK_KERNELS:
         return Step(opdef, op_type, user_callsite, None, None, attrs, ctx=ctx), None
     ins = []
@@ -189,7 +216,7 @@ def _step(op_type, opdef, attrs, inputs, given, wanted, inferred):
         if items:
             ins.append((slot, tuple(id(t) for t in items), opdef.input_slot(slot).many))
     outs, expected = [], {}
-    for slot in wanted:
+    for slot, _ in wanted:
         targets = given.get(slot)
         metas = inferred.get(slot, ())
         names = tuple(id(t) for t in targets) if targets is not None else \
@@ -215,10 +242,17 @@ class _RecordPlan:
 _PLANS: dict = {}   # (signature, inputs requiring grad, outputs) -> _RecordPlan
 
 
+def _meta(array) -> Meta:
+    """``Meta(array.shape, array.dtype)`` without the conversions (they are a tuple and a dtype)."""
+    meta = object.__new__(Meta)
+    meta.shape, meta.dtype = array.shape, array.dtype
+    return meta
+
+
 def _record(op_type, opdef, attrs, in_tensors, out_arrays, signature) -> None:
     callsite = user_callsite()
-    requires = tuple(not t.stop_gradient for _, _, t in in_tensors)
-    key = (signature, requires, tuple((slot, k, floating) for slot, k, _, floating in out_arrays)) \
+    requires = tuple([not t.stop_gradient for _, _, t in in_tensors])
+    key = (signature, requires, tuple([(slot, k, floating) for slot, k, _, floating in out_arrays])) \
         if signature is not None else None
     plan = _PLANS.get(key) if key is not None else None
     if plan is None:
@@ -227,14 +261,17 @@ def _record(op_type, opdef, attrs, in_tensors, out_arrays, signature) -> None:
             if len(_PLANS) >= _CHECKED_MAX:
                 _PLANS.clear()
             _PLANS[key] = plan
-    arrays = [t._value for _, _, t in in_tensors] + [t._value for _, _, t, _ in out_arrays]
-    saved = {name: tape.pack_saved(Meta(arrays[i].shape, arrays[i].dtype) if shape_only else arrays[i])
-             for name, i, shape_only in plan.saved}
+    n_in, saved = len(in_tensors), {}
+    for name, i, shape_only in plan.saved:
+        array = in_tensors[i][2]._value if i < n_in else out_arrays[i - n_in][2]._value
+        saved[name] = _meta(array) if shape_only else tape.pack_saved(array) if tape.hooked() else array
+    edges = []
+    for (_, _, t), r in zip(in_tensors, requires):
+        if r:
+            edges.append((t._node, t._out_index) if t._node is not None else t)
     node_cls = tape.OpNode if plan.grad_ops is not None else _NoRuleNode
-    node = node_cls(op_type, callsite, plan.grad_ops, saved,
-                    [tape._edge_of(t) for (_, _, t), r in zip(in_tensors, requires) if r],
-                    plan.in_grad_names, plan.out_grad_names,
-                    [Meta(t._value.shape, t._value.dtype) for _, _, t, _ in out_arrays])
+    node = node_cls(op_type, callsite, plan.grad_ops, saved, edges, plan.in_grad_names, plan.out_grad_names,
+                    [_meta(t._value) for _, _, t, _ in out_arrays])
     for index, (_, _, t, floating) in enumerate(out_arrays):
         if floating:
             t._node, t._out_index = node, index

@@ -33,6 +33,7 @@ import weakref
 
 import numpy as np
 
+from ..core import flags
 from ..core.errors import HeadraceError, where
 from ..core.names import EMPTY_VAR_NAME
 from ..ops.registry import Meta, lookup, resolve_attrs
@@ -187,9 +188,8 @@ class OpNode(Node):
             env[name] = value.unpack(value.value) if type(value) is _Packed else value
         for name, grad, meta in zip(self.out_grad_names, out_grads, self.out_metas):
             env[name] = grad if grad is not None else np.zeros(meta.shape, meta.dtype)
-        note = f"the gradient of `{self.op_type}`"
-        for opdef, gtype, ins, outs, attrs, ctx in self.grad_ops:
-            step = Step(opdef, gtype, self.callsite, ins, outs, attrs, note=note, ctx=ctx)
+        for entry in self.grad_ops:
+            step = _grad_step(entry, self.op_type, self.callsite)
             _, outs = step.run(env)
             for slot, names, many in step.outs:
                 values = outs[slot] if many else (outs[slot],)
@@ -206,14 +206,33 @@ class OpNode(Node):
 
 def prepare_grad_ops(grad_ops, callsite) -> list:
     """A node's gradient ops (``GradOp`` descriptions) made ready for ``OpNode.apply``:
-    ``(opdef, type, ins, outs, resolved attrs, KernelContext)`` each, shareable between nodes."""
+    ``(opdef, type, ins, outs, resolved attrs, KernelContext, {(callsite, NaN check level): Step})``
+    each, shareable between nodes (the Steps differ only in the line their errors name)."""
     prepared = []
     for gop in grad_ops:
         opdef = lookup(gop.type)
         attrs = resolve_attrs(opdef, gop.attrs, gop.type, callsite)
         step = Step.from_slots(opdef, gop.type, callsite, gop.inputs, gop.outputs, attrs)
-        prepared.append((opdef, gop.type, step.ins, step.outs, attrs, step.ctx))
+        prepared.append((opdef, gop.type, step.ins, step.outs, attrs, step.ctx, {}))
     return prepared
+
+
+def _grad_step(entry, op_type, callsite):
+    """The Step of a prepared gradient op for a node recorded at ``callsite``, made once."""
+    opdef, gtype, ins, outs, attrs, ctx, steps = entry
+    key = (callsite, flags.nan_inf_level())
+    step = steps.get(key)
+    if step is None:
+        if len(steps) >= 256:   # many call sites (generated code): forget them all at once
+            steps.clear()
+        step = steps[key] = Step(opdef, gtype, callsite, ins, outs, attrs, note=f"the gradient of `{op_type}`",
+                                 ctx=ctx)
+    return step
+
+
+def hooked() -> bool:
+    """Whether a ``saved_tensors_hooks`` pair is active (saved arrays go through ``pack_saved``)."""
+    return bool(_hooks)
 
 
 def pack_saved(value):
@@ -312,12 +331,15 @@ class _LeafCounter:
 # so they are no dict keys; the entry goes when the tensor does), node -> {output index: hooks}
 _leaf_hooks: dict = {}
 _node_hooks = weakref.WeakKeyDictionary()
+_node_hooks_added = False   # no node hook was ever added: backward skips the (slow) weak dict's len
 
 
 def add_grad_hook(tensor, hook):
     """Call ``hook(grad array) -> array or None`` on the gradient reaching ``tensor``; returns a
     function that removes it."""
+    global _node_hooks_added
     if tensor._node is not None:
+        _node_hooks_added = True
         hooks = _node_hooks.setdefault(tensor._node, {}).setdefault(tensor._out_index, [])
     else:
         key = id(tensor)
@@ -406,7 +428,7 @@ def _run_backward(roots, root_grads, retain_graph, boundary, sink, watch, notify
     while ready:
         _, _, node = heapq.heappop(ready)
         out_grads = pending.pop(node, None)
-        if out_grads is not None and (watch or _node_hooks):
+        if out_grads is not None and (watch or (_node_hooks_added and _node_hooks)):
             _node_outputs_ready(node, out_grads, watch, sink)
         if out_grads is None or all(g is None for g in out_grads):
             in_grads = [None] * len(node.edges)
