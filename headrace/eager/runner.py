@@ -40,7 +40,14 @@ def _gather(op_type, opdef, inputs):
     ``shapes`` = ``((slot, ((shape, dtype), ...)), ...)``: what ``infer`` reads of the inputs."""
     kernel_ins, infer_ins, tensors, shapes = {}, {}, [], []
     for slot, value in inputs.items():
-        items = (value,) if isinstance(value, Tensor) else _as_items(value)
+        if isinstance(value, Tensor) and _single_slots(opdef).get(slot):   # the common case, fast
+            array = value._value
+            kernel_ins[slot] = array
+            infer_ins[slot] = (array,)
+            tensors.append((slot, 0, value))
+            shapes.append((slot, array.shape, array.dtype))
+            continue
+        items = _as_items(value)
         if not items:
             continue
         spec = opdef.input_slot(slot)
@@ -65,6 +72,14 @@ def _gather(op_type, opdef, inputs):
             if not spec.optional and spec.name not in infer_ins:
                 raise SlotError(f"{where(op_type, user_callsite())}: input `{spec.name}` is required")
     return kernel_ins, infer_ins, tensors, tuple(shapes)
+
+
+def _single_slots(opdef) -> dict:
+    """``{slot: True}`` for the op's single-Tensor input slots (cached on the OpDef)."""
+    single = opdef.__dict__.get("_single_slots")
+    if single is None:   # slots are fixed at registration
+        single = opdef.__dict__["_single_slots"] = {s.name: True for s in opdef.inputs if not s.many}
+    return single
 
 
 def _has_required(opdef, infer_ins):

@@ -171,7 +171,10 @@ class OpNode(Node):
 
     def __init__(self, op_type, callsite, grad_ops, saved, edges, in_grad_names, out_grad_names,
                  out_metas):
-        super().__init__(edges, out_metas)
+        self.seq = next(_seq)   # Node.__init__, inlined: one node per recorded op
+        self.edges = edges
+        self.out_metas = out_metas
+        self.freed = False
         self.op_type = op_type
         self.callsite = callsite
         self.grad_ops = grad_ops
@@ -402,6 +405,23 @@ def run_backward(roots, root_grads, retain_graph=False, boundary=None, sink=None
         _backward_depth[0] -= 1
 
 
+def _apply_node(node, out_grads) -> list:
+    """``node.apply`` with recording and tracking off (as under ``no_grad``, without making one);
+    Nones when no gradient reached the node's outputs."""
+    global grad_enabled, recording
+    for grad in out_grads or ():
+        if grad is not None:
+            break
+    else:
+        return [None] * len(node.edges)
+    old = grad_enabled, recording
+    grad_enabled = recording = False
+    try:
+        return node.apply(out_grads)
+    finally:
+        grad_enabled, recording = old
+
+
 def _run_backward(roots, root_grads, retain_graph, boundary, sink, watch, notify) -> None:
     pending = {}       # node -> [grad per output]
     deps = {}          # node -> number of edges into it not processed yet
@@ -430,19 +450,18 @@ def _run_backward(roots, root_grads, retain_graph, boundary, sink, watch, notify
         out_grads = pending.pop(node, None)
         if out_grads is not None and (watch or (_node_hooks_added and _node_hooks)):
             _node_outputs_ready(node, out_grads, watch, sink)
-        if out_grads is None or all(g is None for g in out_grads):
-            in_grads = [None] * len(node.edges)
-        else:
-            with no_grad():
-                in_grads = node.apply(out_grads)
+        in_grads = _apply_node(node, out_grads)
         if not retain_graph:
             node.release()
         for edge, grad in zip(node.edges, in_grads):
             if type(edge) is tuple:
                 parent, index = edge
                 if grad is not None:
-                    grads = pending.setdefault(parent, [None] * len(parent.out_metas))
-                    grads[index] = _add(grads[index], grad)
+                    grads = pending.get(parent)
+                    if grads is None:
+                        grads = pending[parent] = [None] * len(parent.out_metas)
+                    old = grads[index]
+                    grads[index] = grad if old is None else np.add(old, grad)
                 deps[parent] -= 1
                 if deps[parent] == 0:
                     heapq.heappush(ready, (-parent.seq, id(parent), parent))
