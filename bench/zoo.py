@@ -1,6 +1,6 @@
 """Training-step time across model families: headrace (static, static + passes, eager) vs PyTorch CPU.
 
-    python bench/zoo.py [--models lenet,encoder,embed,tiny,mlp] [--configs static,passes,eager,torch]
+    python bench/zoo.py [--models lenet,encoder,embed,tiny,mlp,resnet,lstm] [--configs static,passes,eager,torch]
                         [--rounds 3] [--seconds 2.0] [--threads 2] [--base PATH]
 
 Models (float32, plain SGD, one training step = forward + backward + update):
@@ -11,7 +11,11 @@ Models (float32, plain SGD, one training step = forward + backward + update):
   gelu, post layer norm (x = LN(x + MHA(x)); x = LN(x + FFN(x))), loss = mean of the output;
 - ``embed``: embedding 20000x128 on 4 ids, concat, fc 256 tanh, fc 20000, softmax CE, batch 512;
 - ``tiny``: 32 x (Linear 16->16 + tanh), batch 8, loss = mean (overhead-bound);
-- ``mlp``: 16 x (Linear 1024 + relu), fc 10, softmax CE, batch 2048 (matmul-bound).
+- ``mlp``: 16 x (Linear 1024 + relu), fc 10, softmax CE, batch 2048 (matmul-bound);
+- ``resnet``: a ResNet basic block, batch 32 of 64x16x16: relu(BN(conv 3x3(relu(BN(conv 3x3(x))))) + x)
+  (convolutions without bias, batch norm in training mode), loss = mean of the output;
+- ``lstm``: one LSTM layer, input 128, hidden 256, batch 32, 32 time steps (batch-major), loss =
+  mean of the outputs.
 
 Configurations: ``static`` (Executor.run on the Program), ``passes`` (CompiledProgram with
 BuildStrategy(enable_inplace, memory_optimize)), ``eager`` (dygraph: Layer, backward, step,
@@ -40,7 +44,7 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODELS = ("lenet", "encoder", "embed", "tiny", "mlp")
+MODELS = ("lenet", "encoder", "embed", "tiny", "mlp", "resnet", "lstm")
 CONFIGS = ("static", "passes", "eager", "torch")
 
 
@@ -61,6 +65,10 @@ def make_data(model):
     if model == "mlp":
         return {"x": rng.standard_normal((2048, 1024), dtype=np.float32),
                 "y": rng.integers(0, 10, (2048, 1)).astype(np.int64)}
+    if model == "resnet":
+        return {"x": rng.standard_normal((32, 64, 16, 16), dtype=np.float32)}
+    if model == "lstm":
+        return {"x": rng.standard_normal((32, 32, 128), dtype=np.float32)}
     raise ValueError(model)
 
 
@@ -137,7 +145,26 @@ def headrace_model(model):
                 h = F.relu(fc(h))
             return F.cross_entropy(self.out(h), y)
 
-    return {"lenet": LeNet, "encoder": Encoder, "embed": Embed, "tiny": Tiny, "mlp": MLP}[model]()
+    class Block(nn.Layer):
+        def __init__(self, c=64):
+            super().__init__()
+            self.c1, self.c2 = nn.Conv2D(c, c, 3, padding=1, bias_attr=False), nn.Conv2D(c, c, 3, padding=1, bias_attr=False)
+            self.b1, self.b2 = nn.BatchNorm2D(c), nn.BatchNorm2D(c)
+
+        def forward(self, x):
+            h = F.relu(self.b1(self.c1(x)))
+            return paddle.mean(F.relu(self.b2(self.c2(h)) + x))
+
+    class Lstm(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(128, 256)
+
+        def forward(self, x):
+            return paddle.mean(self.rnn(x)[0])
+
+    return {"lenet": LeNet, "encoder": Encoder, "embed": Embed, "tiny": Tiny, "mlp": MLP, "resnet": Block,
+            "lstm": Lstm}[model]()
 
 
 def headrace_static_step(model, data, passes):
@@ -221,6 +248,24 @@ def torch_step(model, data):
             h = torch.cat([e[:, i] for i in range(4)], dim=1)
             return F.cross_entropy(self.f2(torch.tanh(self.f1(h))), y[:, 0])
 
+    class Block(nn.Module):
+        def __init__(self, c=64):
+            super().__init__()
+            self.c1, self.c2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.b1, self.b2 = nn.BatchNorm2d(c), nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            h = F.relu(self.b1(self.c1(x)))
+            return F.relu(self.b2(self.c2(h)) + x).mean()
+
+    class Lstm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(128, 256, batch_first=True)
+
+        def forward(self, x):
+            return self.rnn(x)[0].mean()
+
     def lenet(x, y):
         return F.cross_entropy(net_seq(x), y[:, 0])
 
@@ -248,7 +293,7 @@ def torch_step(model, data):
         net_seq = nn.Sequential(*layers, nn.Linear(1024, 10))
         net, fn = net_seq, mlp
     else:
-        net = Encoder() if model == "encoder" else Embed()
+        net = {"encoder": Encoder, "embed": Embed, "resnet": Block, "lstm": Lstm}[model]()
         fn = net
     opt = torch.optim.SGD(net.parameters(), lr=1e-3)
     tensors = [torch.from_numpy(value) for value in data.values()]
