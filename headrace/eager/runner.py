@@ -39,8 +39,9 @@ def _gather(op_type, opdef, inputs):
     """``(arrays for the kernel, arrays per slot for infer, [(slot, k, Tensor)], shapes)``, with
     ``shapes`` = ``((slot, ((shape, dtype), ...)), ...)``: what ``infer`` reads of the inputs."""
     kernel_ins, infer_ins, tensors, shapes = {}, {}, [], []
+    single = opdef.__dict__.get("_single_slots") or _single_slots(opdef)
     for slot, value in inputs.items():
-        if isinstance(value, Tensor) and _single_slots(opdef).get(slot):   # the common case, fast
+        if slot in single and isinstance(value, Tensor):   # the common case, fast
             array = value._value
             kernel_ins[slot] = array
             infer_ins[slot] = (array,)
@@ -104,7 +105,7 @@ def _infer(op_type, opdef, infer_ins, attrs):
     return ctx.outs
 
 
-_CHECKED: dict = {}     # signature of a call that passed its checks -> (resolved attrs, inferred)
+_CHECKED: dict = {}     # signature of a call that passed its checks -> (resolved attrs, inferred, plans)
 _CHECKED_MAX = 4096     # forgotten all at once when full (varying shapes must not grow it forever)
 
 
@@ -118,42 +119,36 @@ def _freeze(value):
     return (type(value), value)
 
 
-def _signature(op_type, given, shapes):
-    """What attribute resolution and ``infer`` depend on: the op, the attributes as given, and
-    every input's shape and dtype (infer reads nothing else); None if an attribute is unhashable."""
-    try:
-        key = (op_type, tuple([(name, _freeze(value)) for name, value in given.items()]) if given else (), shapes)
-        hash(key)
-    except TypeError:
-        return None
-    return key
-
-
 def _check(op_type, opdef, given, infer_ins, shapes):
-    """``(resolved attrs, inferred outputs)``: cached per signature, so a repeated call skips
-    resolution and shape inference; a failing call is never cached and raises every time."""
-    key = _signature(op_type, given, shapes)
-    checked = _CHECKED.get(key) if key is not None else None
+    """``(resolved attrs, inferred outputs, plans)``: cached per signature (the op, the attributes
+    as given, and every input's shape and dtype: infer reads nothing else), so a repeated call
+    skips resolution and shape inference; a failing call is never cached and raises every time.
+    ``plans`` is the signature's dict of record plans (None when an attribute is unhashable)."""
+    key = (op_type, tuple([(name, _freeze(value)) for name, value in given.items()]) if given else (), shapes)
+    try:
+        checked = _CHECKED.get(key)
+    except TypeError:
+        key = checked = None
     if checked is not None:
-        return checked + (key,)
+        return checked
     try:
         attrs = resolve_attrs(opdef, given, op_type, None)
     except HeadraceError:
         resolve_attrs(opdef, given, op_type, user_callsite())
         raise
-    checked = (attrs, _infer(op_type, opdef, infer_ins, attrs))
+    checked = (attrs, _infer(op_type, opdef, infer_ins, attrs), None if key is None else {})
     if key is not None:
         if len(_CHECKED) >= _CHECKED_MAX:
             _CHECKED.clear()
         _CHECKED[key] = checked
-    return checked + (key,)
+    return checked
 
 
 def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
     """Run one op eagerly; return ``{slot: [Tensor, ...]}`` like ``apply_op`` in static mode."""
     opdef = lookup(op_type)
     kernel_ins, infer_ins, in_tensors, shapes = _gather(op_type, opdef, inputs or {})
-    attrs, inferred, signature = _check(op_type, opdef, attrs or {}, infer_ins, shapes)
+    attrs, inferred, plans = _check(op_type, opdef, attrs or {}, infer_ins, shapes)
     given = {slot: list(_as_items(v)) for slot, v in outputs.items()} if outputs else {}
     wanted = _wanted(op_type, opdef, given)
     step, expect = _step(op_type, opdef, attrs, inputs or {}, given, wanted, inferred)
@@ -187,7 +182,7 @@ def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
             out_arrays.append((slot, k, t, floating))
         result[slot] = tensors
     if requires and tape.recording:
-        _record(op_type, opdef, attrs, in_tensors, out_arrays, signature)
+        _record(op_type, opdef, attrs, in_tensors, out_arrays, plans)
     elif requires:
         for _, _, t, floating in out_arrays:
             if floating:
@@ -254,9 +249,6 @@ class _RecordPlan:
         self.in_grad_names, self.out_grad_names = in_grad_names, out_grad_names
 
 
-_PLANS: dict = {}   # (signature, inputs requiring grad, outputs) -> _RecordPlan
-
-
 def _meta(array) -> Meta:
     """``Meta(array.shape, array.dtype)`` without the conversions (they are a tuple and a dtype)."""
     meta = object.__new__(Meta)
@@ -264,18 +256,16 @@ def _meta(array) -> Meta:
     return meta
 
 
-def _record(op_type, opdef, attrs, in_tensors, out_arrays, signature) -> None:
+def _record(op_type, opdef, attrs, in_tensors, out_arrays, plans) -> None:
+    """Record the op on the tape; ``plans``: the signature's record plans (None: not cached)."""
     callsite = user_callsite()
     requires = tuple([not t.stop_gradient for _, _, t in in_tensors])
-    key = (signature, requires, tuple([(slot, k, floating) for slot, k, _, floating in out_arrays])) \
-        if signature is not None else None
-    plan = _PLANS.get(key) if key is not None else None
+    key = (requires, tuple([(slot, k, floating) for slot, k, _, floating in out_arrays]))
+    plan = plans.get(key) if plans is not None else None
     if plan is None:
         plan = _plan(op_type, opdef, attrs, in_tensors, out_arrays, requires, callsite)
-        if key is not None:
-            if len(_PLANS) >= _CHECKED_MAX:
-                _PLANS.clear()
-            _PLANS[key] = plan
+        if plans is not None:
+            plans[key] = plan
     n_in, saved = len(in_tensors), {}
     for name, i, shape_only in plan.saved:
         array = in_tensors[i][2]._value if i < n_in else out_arrays[i - n_in][2]._value
