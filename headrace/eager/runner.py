@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core import flags
 from ..core.callsite import user_callsite
-from ..core.errors import HeadraceError, SlotError, where
+from ..core.errors import HeadraceError, SlotError, is_wrapped, where
 from ..core.names import EMPTY_VAR_NAME, grad_name
 from ..ops.gradrule import NO_GRADIENT, GradMaker
 from ..ops.registry import InferContext, Meta, lookup, resolve_attrs
@@ -152,7 +152,15 @@ def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
     given = {slot: list(_as_items(v)) for slot, v in outputs.items()} if outputs else {}
     wanted = _wanted(op_type, opdef, given)
     step, expect = _step(op_type, opdef, attrs, inputs or {}, given, wanted, inferred)
-    outs = step.call(kernel_ins, None, expect, attrs)
+    if step.plain:   # what Step.call does for it, without the call
+        try:
+            outs = step.kernel(kernel_ins, attrs, step.ctx)
+        except Exception as exc:
+            if is_wrapped(exc):
+                raise
+            raise step.error(exc, kernel_ins) from exc
+    else:
+        outs = step.call(kernel_ins, None, expect, attrs)
     requires = False
     if tape.grad_enabled and opdef.grad is not NO_GRADIENT:
         for _, _, t in in_tensors:

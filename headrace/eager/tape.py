@@ -34,7 +34,7 @@ import weakref
 import numpy as np
 
 from ..core import flags
-from ..core.errors import HeadraceError, where
+from ..core.errors import HeadraceError, is_wrapped, where
 from ..core.names import EMPTY_VAR_NAME
 from ..ops.registry import Meta, lookup, resolve_attrs
 from ..ops.step import Step
@@ -193,7 +193,18 @@ class OpNode(Node):
             env[name] = grad if grad is not None else np.zeros(meta.shape, meta.dtype)
         for entry in self.grad_ops:
             step = _grad_step(entry, self.op_type, self.callsite)
-            _, outs = step.run(env)
+            ins = {}
+            for slot, names, many in step.ins:   # Step.run, inlined: once per gradient op
+                ins[slot] = [env[n] for n in names] if many else env[names[0]]
+            if not step.plain:
+                outs = step.call(ins)
+            else:
+                try:
+                    outs = step.kernel(ins, step.attrs, step.ctx)
+                except Exception as exc:
+                    if is_wrapped(exc):
+                        raise
+                    raise step.error(exc, ins) from exc
             for slot, names, many in step.outs:
                 values = outs[slot] if many else (outs[slot],)
                 for name, value in zip(names, values):
