@@ -28,6 +28,9 @@ and the ratio to PyTorch (lower is better; <= 1.0 means headrace is at least as 
 ``--metric cpu`` ranks by the process's CPU time per step instead of wall-clock time: on a
 shared, overloaded machine that is far steadier, and with ``--threads 1`` it is comparable
 between headrace and PyTorch (with more threads it also counts BLAS threads spinning).
+``--malloc-tunables`` runs every child (PyTorch too) with glibc's malloc keeping freed memory
+(``GLIBC_TUNABLES`` mmap and trim thresholds at 1 GiB): fresh multi-MB temporaries then reuse
+pages instead of faulting new ones in; an environment setting to measure, not a headrace default.
 ``--base PATH`` also runs every headrace configuration on the headrace package of another checkout
 (e.g. ``git worktree add /tmp/base <commit>``), interleaved with the others, as ``<config>@base``.
 """
@@ -46,6 +49,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = ("lenet", "encoder", "embed", "tiny", "mlp", "resnet", "lstm")
 CONFIGS = ("static", "passes", "eager", "torch")
+MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=1073741824"
 
 
 # --- data --------------------------------------------------------------------------------------
@@ -340,6 +344,8 @@ def run_child(model, config, args):
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(args.threads)
     env.pop("HEADRACE_CHECK_KERNELS", None)
+    if args.malloc_tunables:
+        env["GLIBC_TUNABLES"] = MALLOC_TUNABLES
     env["PYTHONPATH"] = os.path.abspath(tree) + os.pathsep + env.get("PYTHONPATH", "")
     cmd = [sys.executable, os.path.abspath(__file__), "--child", model, config,
            "--seconds", str(args.seconds), "--threads", str(args.threads)]
@@ -367,6 +373,8 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--metric", choices=("wall", "cpu"), default="wall",
                         help="median wall-clock or process CPU time per step (cpu: load-robust; use with --threads 1)")
+    parser.add_argument("--malloc-tunables", action="store_true",
+                        help="children run with GLIBC_TUNABLES keeping freed memory (see the docstring)")
     parser.add_argument("--base", help="another checkout whose headrace runs as <config>@base")
     parser.add_argument("--child", nargs=2, metavar=("MODEL", "CONFIG"))
     args = parser.parse_args()
