@@ -214,6 +214,9 @@ def center_crop(img, output_size):
         output_size = (int(output_size), int(output_size))
     h, w = _image_hw(img)
     th, tw = output_size
+    if not is_pil_image(img) and (th > h or tw > w):   # slicing would silently return a smaller image
+        raise ValueError(f"center_crop: output size {th}x{tw} (h x w) is larger than the image {h}x{w}; "
+                         "pad it first (a PIL image is padded with zeros)")
     return crop(img, int(round((h - th) / 2.0)), int(round((w - tw) / 2.0)), th, tw)
 
 
