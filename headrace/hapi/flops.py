@@ -133,7 +133,8 @@ def _run_counted(model, inputs, custom_ops):
             ops = int(result) if result is not None else int(layer.total_ops)
             params = sum(_numel(p) for p in layer.parameters())
             out = y[0] if isinstance(y, (list, tuple)) else y
-            records[id(layer)] = [list(x[0].shape), list(out.shape), params, ops]
+            earlier = records[id(layer)][3] if id(layer) in records else 0   # a shared layer counts every call
+            records[id(layer)] = [list(x[0].shape), list(out.shape), params, earlier + ops]
         return hook
 
     for layer in model.sublayers(include_self=True):
