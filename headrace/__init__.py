@@ -37,6 +37,8 @@ _paddle_ops.bind()
 from .framework import load, save  # noqa: E402  (saving and loading, issue 14)
 from . import amp, autograd  # noqa: E402  (issue 16: eager autograd and AMP names)
 from .autograd import grad  # noqa: E402
+from . import reader  # noqa: E402  (issue 17: the 1.x reader decorators and paddle.batch)
+from .reader.batch import batch  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -63,4 +65,5 @@ __all__ = [
     "zeros_like",
     "get_flags", "set_flags",
 ]
+__all__ += ["batch", "reader"]
 __all__ += _paddle_ops.__all__ + ["double", "float", "get_device", "half", "linalg", "set_device"]
