@@ -167,6 +167,11 @@ def _raise_worker_error(error, api: str):
 def buffered(reader, size):
     """A reader that reads ``reader`` ahead in a thread into a queue of at most ``size`` samples."""
     _check_reader(reader, "buffered")
+    return read_ahead(reader, size, "buffered")
+
+
+def read_ahead(reader, size, api: str):
+    """``buffered``'s reader; an error of ``reader`` is re-raised naming ``api``."""
 
     def fill(stop, q):
         try:
@@ -188,7 +193,7 @@ def buffered(reader, size):
                 item = q.get()
                 if isinstance(item, _End):
                     if item.error is not None:
-                        _raise_worker_error(item.error, "buffered")
+                        _raise_worker_error(item.error, api)
                     return
                 yield item
         finally:
