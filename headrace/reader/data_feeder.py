@@ -11,6 +11,8 @@ executor).  Sequences (``lod_level > 0``) are not supported: headrace has no LoD
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..core import context
@@ -73,6 +75,29 @@ class DataFeeder:
                              f"{int(num_places)} places; give one minibatch per place")
         for minibatch in minibatches:
             yield self.feed(minibatch)
+
+
+    def decorate_reader(self, reader, multi_devices, num_places=None, drop_last=True):
+        """A reader of feed dicts from a reader of minibatches; with ``multi_devices``, of lists of
+        ``num_places`` feed dicts (default: the ``CPU_NUM`` environment variable, else 1), and a last
+        group short of minibatches is dropped (``drop_last=False`` is an error, as the reference)."""
+        def feed_reader():
+            if not multi_devices:
+                for minibatch in reader():
+                    yield self.feed(minibatch)
+                return
+            count = int(num_places) if num_places is not None else int(os.environ.get("CPU_NUM", "1"))
+            group = []
+            for minibatch in reader():
+                group.append(minibatch)
+                if len(group) == count:
+                    yield list(self.feed_parallel(group, count))
+                    group = []
+            if group and not drop_last:
+                raise ValueError(f"DataFeeder.decorate_reader: the last {len(group)} minibatches do not fill "
+                                 f"{count} places; only dropping them (drop_last=True) is implemented")
+
+        return feed_reader
 
 
 def _to_array(var, column) -> np.ndarray:

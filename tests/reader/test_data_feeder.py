@@ -71,3 +71,15 @@ def test_feed_parallel_gives_one_dict_per_minibatch():
     assert [d["x"].shape for d in dicts] == [(1, 2), (2, 2)]
     with pytest.raises(ValueError, match="2 minibatches for 3 places"):
         list(feeder.feed_parallel([[([1, 2],)], [([3, 4],)]], num_places=3))
+
+
+def test_decorate_reader_single_and_multi_device():
+    x = fluid.data(name="x", shape=[None, 2], dtype="float32")
+    feeder = fluid.DataFeeder([x], fluid.CPUPlace())
+    minibatches = [[([i, i],)] * (i + 1) for i in range(5)]
+    single = list(feeder.decorate_reader(lambda: iter(minibatches), multi_devices=False)())
+    assert [d["x"].shape for d in single] == [(1, 2), (2, 2), (3, 2), (4, 2), (5, 2)]
+    multi = list(feeder.decorate_reader(lambda: iter(minibatches), multi_devices=True, num_places=2)())
+    assert [[d["x"].shape[0] for d in group] for group in multi] == [[1, 2], [3, 4]]     # the 5th is dropped
+    with pytest.raises(ValueError, match="last 1 minibatches do not fill 2 places"):
+        list(feeder.decorate_reader(lambda: iter(minibatches), True, num_places=2, drop_last=False)())
