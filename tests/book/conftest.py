@@ -1,4 +1,5 @@
 """Shared pieces of the book chapter tests: tiny data, the chapters' ``args``, loss parsing."""
+import importlib.util
 import re
 import types
 
@@ -24,6 +25,21 @@ def chapter_args(num_epochs, use_gpu=False, enable_ce=True):
 def costs(text, pattern):
     """The floats printed by the chapter after ``pattern`` (a regex with one group)."""
     return [float(v) for v in re.findall(pattern, text)]
+
+
+@pytest.fixture
+def book_data(tmp_path_factory, monkeypatch):
+    """Tiny learnable data in the real formats (``bookdata.py``) under a temporary ``DATA_HOME``,
+    read by ``paddle.dataset``'s 1.x readers.  Until the datasets helper's ``headrace.dataset`` and
+    ``tests/datafiles.py`` are merged, in-memory readers of the same layout stand in (``fake_datasets``)."""
+    if importlib.util.find_spec("headrace.dataset") is None:
+        return fake_datasets(monkeypatch)
+    import headrace.dataset.common as common
+    from tests.book.bookdata import write_book_data
+
+    root = write_book_data(tmp_path_factory.mktemp("data_home"))
+    monkeypatch.setattr(common, "DATA_HOME", root)
+    return root
 
 
 def _reader(samples):

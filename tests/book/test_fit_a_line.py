@@ -199,13 +199,12 @@ import random  # noqa: E402
 
 import pytest  # noqa: E402
 
-from tests.book.conftest import chapter_args, costs, fake_datasets  # noqa: E402
+from tests.book.conftest import chapter_args, costs  # noqa: E402
 
 
 @pytest.mark.parametrize("enable_ce", [True, False])   # False: shuffled readers, unseeded programs
-def test_fit_a_line_trains_saves_and_infers(enable_ce, in_tmp, monkeypatch, capsys):
+def test_fit_a_line_trains_saves_and_infers(enable_ce, book_data, in_tmp, monkeypatch, capsys):
     global args
-    fake_datasets(monkeypatch)
     random.seed(0)
     (in_tmp / "image").mkdir()
     args = chapter_args(num_epochs=20, enable_ce=enable_ce)

@@ -7,12 +7,11 @@ import pytest
 from PIL import Image
 
 from tests.book.chapters import image_classification as chapter
-from tests.book.conftest import chapter_args, costs, fake_datasets
+from tests.book.conftest import chapter_args, costs
 
 
 @pytest.mark.parametrize("net", ["resnet", "vgg"])
-def test_image_classification_trains_saves_and_infers(net, in_tmp, monkeypatch, capsys):
-    fake_datasets(monkeypatch)
+def test_image_classification_trains_saves_and_infers(net, book_data, in_tmp, monkeypatch, capsys):
     monkeypatch.setattr(Image, "ANTIALIAS", Image.LANCZOS, raising=False)   # removed in Pillow 10
     monkeypatch.setitem(vars(chapter), "__file__", str(in_tmp / "train.py"))
     if net == "vgg":

@@ -238,13 +238,12 @@ def main(use_cuda, nn_type):
 # --- the test -------------------------------------------------------------------------------------
 import pytest  # noqa: E402
 
-from tests.book.conftest import chapter_args, costs, fake_datasets  # noqa: E402
+from tests.book.conftest import chapter_args, costs  # noqa: E402
 
 
 @pytest.mark.parametrize("nn_type", ["multilayer_perceptron", "convolutional_neural_network"])
-def test_recognize_digits_trains_saves_and_infers(nn_type, in_tmp, monkeypatch, capsys):
+def test_recognize_digits_trains_saves_and_infers(nn_type, book_data, in_tmp, monkeypatch, capsys):
     global args, BATCH_SIZE, PASS_NUM
-    fake_datasets(monkeypatch)
     monkeypatch.setattr(Image, "ANTIALIAS", Image.LANCZOS, raising=False)
     monkeypatch.setitem(globals(), "__file__", str(in_tmp / "train.py"))
     (in_tmp / "image").mkdir()

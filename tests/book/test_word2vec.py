@@ -6,11 +6,10 @@ predicts the next word of 'among a group of' from LoD tensors."""
 import importlib
 import sys
 
-from tests.book.conftest import chapter_args, costs, fake_datasets
+from tests.book.conftest import chapter_args, costs
 
 
-def test_word2vec_trains_until_good_enough_then_infers(in_tmp, monkeypatch, capsys):
-    fake_datasets(monkeypatch)
+def test_word2vec_trains_until_good_enough_then_infers(book_data, in_tmp, monkeypatch, capsys):
     sys.modules.pop("tests.book.chapters.word2vec", None)
     chapter = importlib.import_module("tests.book.chapters.word2vec")
     monkeypatch.setattr(chapter, "args", chapter_args(num_epochs=30), raising=False)
