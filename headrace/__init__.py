@@ -39,6 +39,7 @@ from . import amp, autograd  # noqa: E402  (issue 16: eager autograd and AMP nam
 from .autograd import grad  # noqa: E402
 from . import reader  # noqa: E402  (issue 17: the 1.x reader decorators and paddle.batch)
 from .reader.batch import batch  # noqa: E402
+from . import dataset, text, vision  # noqa: E402,F401  (issue 17: datasets, transforms)
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,7 @@
 """DataLoader.from_generator / fluid.io.PyReader (reference: python/paddle/base/reader.py,
 GeneratorLoader and DygraphGeneratorLoader; test/legacy_test/test_generator_dataloader.py,
-test_py_reader_*).  The loader is reached through ``headrace.io.generator_loader`` (which
-``paddle.io.DataLoader.from_generator`` delegates to) and ``fluid.io.PyReader``."""
+test_py_reader_*), reached as ``fluid.io.DataLoader.from_generator`` (``paddle.io.DataLoader``'s
+static method, which delegates to ``headrace/io/generator_loader.py``) and ``fluid.io.PyReader``."""
 import threading
 
 import numpy as np
@@ -9,7 +9,9 @@ import pytest
 
 import headrace as paddle
 import headrace.fluid as fluid
-from headrace.io.generator_loader import from_dataset, from_generator
+
+from_generator = fluid.io.DataLoader.from_generator
+from_dataset = fluid.io.DataLoader.from_dataset
 
 
 def _net():
@@ -130,6 +132,13 @@ def test_argument_errors_and_unsupported_modes():
     loader.set_batch_generator(lambda: iter([([[1, 2], [3]], [0])]), places=fluid.CPUPlace())
     with pytest.raises(TypeError, match="nested lists with different lengths"):
         list(loader())
+
+
+def test_the_2x_and_1x_names_are_one_loader():
+    assert fluid.io.DataLoader is paddle.io.DataLoader
+    image, label, _ = _net()
+    loader = paddle.io.DataLoader.from_generator(feed_list=[image, label], capacity=2)
+    assert type(loader).__module__ == "headrace.io.generator_loader"
 
 
 def test_pyreader_is_the_same_loader_under_the_1x_names():
