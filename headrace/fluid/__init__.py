@@ -27,6 +27,7 @@ from . import input, nets  # noqa: A004
 from .dygraph import Layer
 from .input import embedding
 from .dygraph import load_dygraph, save_dygraph  # the 1.x dygraph checkpoint pair
+from . import metrics  # issue 17: fluid.metrics (the 1.x Python metrics)
 
 from ..reader.data_feeder import DataFeeder  # issue 17: the 1.x data path
 from ..runtime.lod import create_lod_tensor
@@ -38,3 +39,4 @@ __all__ = ["DataFeeder", "cpu_places", "create_lod_tensor", "cuda_places", "io",
            "Scope", "Variable", "core", "data", "default_main_program", "default_startup_program",
            "framework", "global_scope", "initializer", "layers", "name_scope", "program_guard",
            "scope_guard", "unique_name"]
+__all__ += ["metrics"]
