@@ -70,6 +70,6 @@ __all__ += ["batch", "reader"]
 __all__ += _paddle_ops.__all__ + ["double", "float", "get_device", "half", "linalg", "set_device"]
 
 # issue 17 (metric helper): paddle.metric, paddle.vision (the model zoo), paddle.summary / paddle.flops
-from . import metric, vision  # noqa: E402
+from . import metric, vision  # noqa: E402,F811  (vision is imported above too, with the datasets)
 from .hapi import flops, summary  # noqa: E402
 __all__ += ["flops", "metric", "summary", "vision"]
