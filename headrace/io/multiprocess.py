@@ -224,13 +224,19 @@ def _rebuild(failure: WorkerFailure, pid) -> BaseException:
     ``DataLoaderWorkerError``; either way the message carries the worker's traceback."""
     message = failure.message(pid)
     kind = failure.exc_type
-    if isinstance(kind, type) and issubclass(kind, Exception):
+    # StopIteration would end the caller's loop silently: it becomes a DataLoaderWorkerError
+    if isinstance(kind, type) and issubclass(kind, Exception) and not issubclass(kind, StopIteration):
         try:
             exc = kind(message)
         except Exception:
             exc = None
         if exc is not None and str(exc) == message:
             return exc
+        if exc is not None and exc.args == (message,):
+            # KeyError quotes its message on one line: keep the type, print the message as is
+            shown = type(kind.__name__, (kind,), {"__str__": BaseException.__str__,
+                                                  "__module__": kind.__module__})
+            return shown(message)
     return DataLoaderWorkerError(message)
 
 

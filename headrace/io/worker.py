@@ -136,15 +136,18 @@ class _State:
                 return epoch, number, Exhausted()
             batch = to_numpy_leaves(self.fetcher.fetch(indices))
             return epoch, number, pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
-        except StopIteration:
+        except StopIteration as exc:
+            if not self.loader.iterable:   # a map-style dataset has no end to reach: an error
+                return epoch, number, WorkerFailure(self.worker_id, number, exc, self._where(number, indices))
             self.drained = True
             return epoch, number, Exhausted()
         except Exception as exc:
-            where = f"while loading batch {number}"
-            if self.loader.iterable:
-                where += " (from this worker's copy of the IterableDataset)"
-            elif self.loader.auto_collate_batch:
-                where += f" (dataset indices {list(indices)})"
-            else:
-                where += f" (dataset index {indices!r})"
-            return epoch, number, WorkerFailure(self.worker_id, number, exc, where)
+            return epoch, number, WorkerFailure(self.worker_id, number, exc, self._where(number, indices))
+
+    def _where(self, number, indices) -> str:
+        where = f"while loading batch {number}"
+        if self.loader.iterable:
+            return where + " (from this worker's copy of the IterableDataset)"
+        if self.loader.auto_collate_batch:
+            return where + f" (dataset indices {list(indices)})"
+        return where + f" (dataset index {indices!r})"
