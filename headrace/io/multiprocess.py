@@ -49,6 +49,17 @@ def _context():
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
+def _block_sigint():
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _restore_sigint(previous) -> None:
+    if previous is not None and signal.SIGINT not in previous:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -73,6 +84,9 @@ class MultiProcessIter:
         self._workers = []
         self.closed = False
         _LIVE.add(self)
+        # SIGINT stays blocked while the workers start (they inherit the mask and unblock it once
+        # they ignore it), so a Ctrl-C then cannot kill one in multiprocessing's bootstrap
+        masked = _block_sigint()
         try:
             for w in range(n):
                 proc = ctx.Process(target=worker_loop, name=f"DataLoader worker {w}", daemon=True,
@@ -81,7 +95,9 @@ class MultiProcessIter:
                 self._workers.append(proc)
             for receive, _ in pipes:
                 receive.close()
+            _restore_sigint(masked)     # a Ctrl-C that came meanwhile is raised here
         except BaseException:
+            _restore_sigint(masked)
             self.shutdown()
             raise
         self._epoch = 0
