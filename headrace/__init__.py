@@ -38,6 +38,9 @@ from .framework import load, save  # noqa: E402  (saving and loading, issue 14)
 from . import amp, autograd  # noqa: E402  (issue 16: eager autograd and AMP names)
 from .autograd import grad  # noqa: E402
 
+from . import callbacks, hapi  # noqa: E402  (issue 17: paddle.Model and paddle.callbacks)
+from .hapi import Model  # noqa: E402
+
 __version__ = "0.1.0"
 
 
@@ -63,4 +66,5 @@ __all__ = [
     "zeros_like",
     "get_flags", "set_flags",
 ]
+__all__ += ["Model", "callbacks", "hapi"]
 __all__ += _paddle_ops.__all__ + ["double", "float", "get_device", "half", "linalg", "set_device"]
