@@ -6,9 +6,11 @@ skipped updates accumulate, which is ``accumulate_grad_batches``).
 
 ``StaticAdapter`` (after ``paddle.enable_static()``, as the reference's StaticGraphAdapter): the
 forward pass is built once from the ``inputs``/``labels`` InputSpecs into the program that owns
-the network's parameters; ``test`` (outputs only) and ``eval`` (outputs, losses, metric inputs)
-programs are ``clone(for_test=True)`` copies taken before the loss and before ``minimize``
-respectively, and the program itself becomes the training program.  Batches run through an
+the network's parameters (headrace refuses ops whose inputs live in another program), with that
+program's own ops set aside meanwhile; ``test`` (outputs only) and ``eval`` (outputs, losses,
+metric inputs) programs are ``clone(for_test=True)`` copies taken before the loss and before
+``minimize``, the training program a clone taken after it; then the program's ops are put back
+as they were.  Batches run through an
 Executor in the global scope; the startup program runs once, into a side scope, and only the
 variables the global scope does not hold yet are copied over, so values set before the first
 batch (``Model.load``, ``set_state_dict``) are kept.
@@ -88,8 +90,8 @@ class DynamicAdapter:
 
     def save_inference(self, path):
         raise NotImplementedError(
-            "Model.save(path, training=False) in dygraph mode needs paddle.jit (dygraph-to-static), which "
-            "headrace does not have yet: build the Model in static mode (paddle.enable_static()) to save an "
+            "Model.save(path, training=False) in dygraph mode needs dygraph-to-static export (the reference's "
+            "jit.save), which headrace does not have yet: build the Model in static mode (paddle.enable_static()) to save an "
             "inference model, or save for training (training=True)")
 
 
@@ -111,23 +113,34 @@ class StaticAdapter:
         return params[0].block.program if params else context.default_main_program()
 
     def _build(self) -> dict:
+        """Build the forward (and loss, metric inputs, ``minimize``) into the parameters' program
+        with that program's own ops set aside, so the three clones hold this model's ops only and
+        the program itself is left as it was (a second Model in the same program stays apart)."""
         from ..core import context
         from ..static import program_guard
 
         model = self.model
         main, startup = self._program(), context.default_startup_program()
-        with program_guard(main, startup):
-            ins = [spec._create_feed_layer() for spec in model._inputs]
-            lbls = [spec._create_feed_layer() for spec in model._labels]
-            outputs = to_list(model.network(*ins))
-            test = main.clone(for_test=True)
-            losses = to_list(model._loss(*(outputs + lbls))) if model._loss is not None else []
-            metric_outs = [to_list(m.compute(*(outputs + lbls))) for m in model._metrics]
-            evaluation = main.clone(for_test=True)
-            if model._optimizer is not None and losses:
-                model._optimizer.minimize(losses[0] if len(losses) == 1 else add_n(losses))
+        block = main.global_block()
+        prior = list(block.ops)
+        block.ops[:] = []
+        try:
+            with program_guard(main, startup):
+                ins = [spec._create_feed_layer() for spec in model._inputs]
+                lbls = [spec._create_feed_layer() for spec in model._labels]
+                outputs = to_list(model.network(*ins))
+                test = main.clone(for_test=True)
+                losses = to_list(model._loss(*(outputs + lbls))) if model._loss is not None else []
+                metric_outs = [to_list(m.compute(*(outputs + lbls))) for m in model._metrics]
+                evaluation = main.clone(for_test=True)
+                if model._optimizer is not None and losses:
+                    model._optimizer.minimize(losses[0] if len(losses) == 1 else add_n(losses))
+                train = main.clone()
+        finally:
+            block.ops[:] = prior
+            main._bump()
         return {"inputs": ins, "labels": lbls, "outputs": outputs, "losses": losses, "metrics": metric_outs,
-                "train": main, "eval": evaluation, "test": test, "startup": startup}
+                "train": train, "eval": evaluation, "test": test, "startup": startup}
 
     def build(self) -> dict:
         """The programs (built on first use, without running anything)."""

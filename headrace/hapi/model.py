@@ -154,8 +154,8 @@ class Model:
         if isinstance(data, io.Dataset):
             loader_class = getattr(io, "DataLoader", None)
             if loader_class is None:
-                raise NotImplementedError("paddle.io.DataLoader is not available in this build: pass an iterable "
-                                          "of batches instead of a Dataset")
+                raise NotImplementedError("paddle.io has no DataLoader in this build: pass an iterable of "
+                                          "batches instead of a Dataset")
             return loader_class(data, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last,
                                 num_workers=num_workers, return_list=True)
         if data is None or not hasattr(data, "__iter__") or isinstance(data, (np.ndarray, str)):
@@ -245,7 +245,7 @@ class Model:
         """``training=True``: ``<path>.pdparams`` (the network's ``state_dict``) and, with an
         optimizer, ``<path>.pdopt`` (its ``state_dict``), via ``paddle.save`` (atomic files).
         ``training=False``: an inference model (``<path>.pdmodel``/``.pdiparams``) — static mode
-        only (dygraph would need ``paddle.jit``, which headrace does not have)."""
+        only (dygraph would need the reference's jit export, which headrace does not have)."""
         from ..framework import save
 
         if not isinstance(path, str) or not os.path.basename(path):
@@ -298,7 +298,8 @@ class Model:
 
         summary = getattr(headrace, "summary", None)
         if summary is None:
-            raise NotImplementedError("paddle.summary is not available in this build")
+            raise NotImplementedError("Model.summary: this build has no summary function (the reference's "
+                                      "top-level summary)")
         if input_size is None and not self._inputs:
             raise ValueError("Model.summary: give input_size, or the inputs specs when building the Model")
         return summary(self.network, input_size if input_size is not None else self._inputs, dtypes=dtype)

@@ -165,3 +165,59 @@ def test_errors(eager):
 def test_static_mode_needs_inputs(fresh_programs):
     with pytest.raises(TypeError, match="couldn't be None in static graph mode"):
         paddle.Model(network())
+
+
+def test_static_models_in_one_program_stay_apart(fresh_programs):
+    """Each static Model's programs hold its own ops only; the default program is left as it was."""
+    import headrace.static as static
+
+    x, y = problem(32)
+    main = static.default_main_program()
+    a = model(network(1))
+    a.fit(batches(x, y), epochs=1, verbose=0)
+    b = model(network(2))
+    assert len(main.global_block().ops) == 0
+    a_params = {k: np.array(static.global_scope().find_var(v.name).get_tensor()) for k, v in
+                a.network.state_dict().items()}
+    b.fit(batches(x, y), epochs=2, verbose=0)
+    for key, value in a.network.state_dict().items():     # training b left a alone
+        np.testing.assert_array_equal(np.array(static.global_scope().find_var(value.name).get_tensor()),
+                                      a_params[key])
+    ops_a = {op.type for op in a._adapter.build()["train"].global_block().ops}
+    assert "adam" in ops_a and len(a._adapter.build()["train"].global_block().ops) == \
+        len(b._adapter.build()["train"].global_block().ops)
+
+
+def test_static_lr_schedule_and_set_lr_reach_the_model(fresh_programs):
+    """The training program is a clone: schedule steps and set_lr must still reach it."""
+    import headrace.static as static
+
+    x, y = problem(32)
+
+    def stepper(m):
+        w = m.network.state_dict()["0.weight"]
+        m.eval_batch(x, y)                            # the first run initializes the parameters
+
+        def step():
+            before = np.array(static.global_scope().find_var(w.name).get_tensor())
+            m.train_batch(x, y)
+            return np.abs(np.array(static.global_scope().find_var(w.name).get_tensor()) - before).max()
+        return step
+
+    net = network()
+    schedule = paddle.optimizer.lr.StepDecay(0.1, step_size=1, gamma=0.1)
+    m = model(net, optimizer=paddle.optimizer.SGD(schedule, parameters=net.parameters()))
+    step = stepper(m)
+    big = step()
+    schedule.step()                                   # 0.1 -> 0.01
+    assert step() < 0.3 * big
+    m.fit(batches(x, y), epochs=1, verbose=0)         # the LRScheduler callback steps it twice more
+    assert schedule.last_epoch == 3
+
+    net2 = network(2)
+    opt = paddle.optimizer.SGD(0.01, parameters=net2.parameters())
+    m2 = model(net2, optimizer=opt)
+    step = stepper(m2)
+    small = step()
+    opt.set_lr(0.1)
+    assert step() > 3 * small
