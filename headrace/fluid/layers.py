@@ -21,12 +21,11 @@ layer_norm = _S.layer_norm
 
 
 def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None):
-    from ..nn.param_attr import ParamAttr
+    """``fluid.layers.create_parameter``: the same as ``paddle.static.create_parameter`` (the
+    caller's ``attr`` is not modified by ``name``)."""
+    from ..static.param import create_parameter as _create
 
-    attr = ParamAttr.to_attr(attr)
-    if name is not None:
-        attr.name = name
-    return _S.create_parameter(shape, dtype, attr, is_bias, default_initializer)
+    return _create(shape, dtype, name, attr, is_bias, default_initializer)
 
 
 def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,

@@ -433,4 +433,7 @@ class FluidPiecewiseDecay(LearningRateDecay):
 
 __all__ = ["CosineAnnealingDecay", "ExponentialDecay", "InverseTimeDecay", "LRScheduler", "LambdaDecay",
            "LearningRateDecay", "LinearWarmup", "MultiStepDecay", "MultiplicativeDecay", "NaturalExpDecay",
-           "NoamDecay", "PiecewiseDecay", "PolynomialDecay", "ReduceOnPlateau", "StepDecay"]
+           "NoamDecay", "PiecewiseDecay", "PolynomialDecay", "ReduceOnPlateau", "StepDecay",
+           "OneCycleLR", "CyclicLR"]
+
+from .lr_cyclic import CyclicLR, OneCycleLR  # noqa: E402  (they subclass LRScheduler above)
