@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 
+from ..distributed.env import get_rank
 from ..optimizer.lr import LRScheduler as _Schedule
 from .progressbar import ProgressBar
 
@@ -180,7 +181,7 @@ class ProgBarLogger(Callback):
         self._phases = {}
 
     def _is_print(self) -> bool:
-        return bool(self.verbose)
+        return bool(self.verbose) and get_rank() == 0      # one log for a multi-process job
 
     def on_train_begin(self, logs=None):
         self.epochs = self.params.get("epochs")
@@ -252,7 +253,7 @@ class ModelCheckpoint(Callback):
         self.save_freq, self.save_dir = save_freq, save_dir
 
     def _is_save(self) -> bool:
-        return bool(self.model is not None and self.save_dir)
+        return bool(self.model is not None and self.save_dir) and get_rank() == 0
 
     def _save(self, name) -> None:
         path = os.path.join(self.save_dir, str(name))
@@ -346,7 +347,7 @@ class EarlyStopping(Callback):
         current = _monitored(logs, self.monitor, "EarlyStopping")
         if current is None:
             return
-        best_path = os.path.join(self.save_dir, "best_model") if self.save_dir else None
+        best_path = os.path.join(self.save_dir, "best_model") if self.save_dir and get_rank() == 0 else None
         if self._better(current):
             self.best_value, self.wait_epoch = current, 0
             if self.save_best_model and best_path:

@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 
+from ..distributed.env import get_rank
 from .callbacks import Callback
 
 HEADER = ("tag", "step", "value", "wall_time")
@@ -91,6 +92,8 @@ class ScalarLogger(Callback):
                 self._writer.writerow(HEADER)
 
     def _write(self, mode, names, logs, step) -> None:
+        if get_rank() != 0:        # one file for a multi-process job
+            return
         self._open()
         now = time.time()
         for name in names:

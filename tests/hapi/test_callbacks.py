@@ -212,3 +212,17 @@ def test_scalar_logger_writes_csv_and_plot(eager, tmp_path):
 def test_visualdl_points_to_the_scalar_logger():
     with pytest.raises(NotImplementedError, match="ScalarLogger"):
         VisualDL(log_dir="x")
+
+
+def test_only_rank_0_logs_and_saves(eager, tmp_path, capsys, monkeypatch):
+    """In a multi-process job every rank runs fit; only rank 0 prints and writes files."""
+    from headrace.hapi import callbacks as cb_module
+    from headrace.hapi import scalar_logger
+
+    monkeypatch.setattr(cb_module, "get_rank", lambda: 1)
+    monkeypatch.setattr(scalar_logger, "get_rank", lambda: 1)
+    x, y = problem(16)
+    model().fit(batches(x, y), batches(x, y), epochs=2, verbose=2, save_dir=str(tmp_path / "ckpt"),
+                callbacks=[EarlyStopping("loss", patience=5), ScalarLogger(str(tmp_path / "logs"), plot=False)])
+    assert capsys.readouterr().out == ""
+    assert not (tmp_path / "ckpt").exists() and not (tmp_path / "logs").exists()
