@@ -170,7 +170,7 @@ class Model:
     def _steps(loader):
         try:
             return len(loader)
-        except TypeError:
+        except (TypeError, ValueError):      # no __len__, or a DataLoader over an IterableDataset
             return None
 
     def fit(self, train_data=None, eval_data=None, batch_size=1, epochs=1, eval_freq=1, log_freq=10,

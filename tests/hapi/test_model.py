@@ -221,3 +221,21 @@ def test_static_lr_schedule_and_set_lr_reach_the_model(fresh_programs):
     small = step()
     opt.set_lr(0.1)
     assert step() > 3 * small
+
+
+def test_batches_of_unknown_count(eager, capsys):
+    """A loader without a length (a generator function's batches) trains; the bar has no total."""
+    x, y = problem(32)
+
+    class Stream:
+        def __iter__(self):
+            return iter(batches(x, y))
+
+        def __len__(self):
+            raise ValueError("the length of an IterableDataset is not known")
+
+    rec = Recorder()
+    model().fit(Stream(), epochs=2, verbose=2, log_freq=1, callbacks=[rec])
+    assert rec.params["steps"] is None and rec.names().count("on_train_batch_end") == 4
+    out = capsys.readouterr().out
+    assert "step   1 - loss: " in out and "step   2 - loss: " in out
