@@ -40,6 +40,7 @@ from .autograd import grad  # noqa: E402
 
 from . import callbacks, hapi  # noqa: E402  (issue 17: paddle.Model and paddle.callbacks)
 from .hapi import Model  # noqa: E402
+from .static.param import create_parameter  # noqa: E402  (paddle.create_parameter, both modes)
 
 __version__ = "0.1.0"
 
@@ -66,5 +67,5 @@ __all__ = [
     "zeros_like",
     "get_flags", "set_flags",
 ]
-__all__ += ["Model", "callbacks", "hapi"]
+__all__ += ["Model", "callbacks", "create_parameter", "hapi"]
 __all__ += _paddle_ops.__all__ + ["double", "float", "get_device", "half", "linalg", "set_device"]
