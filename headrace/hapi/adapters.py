@@ -149,7 +149,8 @@ class StaticAdapter:
             self._initialized = False
         return self._built
 
-    def _ready(self) -> dict:
+    def ready(self) -> dict:
+        """The programs, built, with the startup values the global scope lacked filled in."""
         from ..runtime import CPUPlace
         from ..runtime.scope import Scope, global_scope
         from ..static import Executor
@@ -168,7 +169,7 @@ class StaticAdapter:
 
     def _run(self, key, feeds, values, fetch):
         """Run program ``key`` ('train', 'eval' or 'test') feeding ``values`` to ``feeds``."""
-        built = self._ready()
+        built = self.ready()
         if len(values) != len(feeds):
             names = [v.name for v in feeds]
             raise HeadraceError(f"Model: the {key} program is fed {names} ({len(feeds)} arrays), "
@@ -177,7 +178,7 @@ class StaticAdapter:
         return self._executor.run(built[key], feed=feed, fetch_list=fetch)
 
     def _loss_and_metrics(self, mode, inputs, labels):
-        built = self._ready()
+        built = self.ready()
         flat = [v for outs in built["metrics"] for v in outs]
         results = self._run(mode, built["inputs"] + built["labels"], to_list(inputs) + to_list(labels),
                             built["losses"] + flat)
@@ -198,11 +199,11 @@ class StaticAdapter:
         return self._loss_and_metrics("eval", inputs, labels)
 
     def predict_batch(self, inputs):
-        built = self._ready()
+        built = self.ready()
         return [np.asarray(v) for v in self._run("test", built["inputs"], to_list(inputs), built["outputs"])]
 
     def save_inference(self, path):
         from ..framework.inference_io import save_inference_model
 
-        built = self._ready()
+        built = self.ready()
         save_inference_model(path, built["inputs"], built["outputs"], self._executor, program=built["test"])

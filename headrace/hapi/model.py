@@ -257,7 +257,7 @@ class Model:
             self._adapter.save_inference(path)
             return
         if not self._dynamic:
-            self._adapter.build()
+            self._adapter.ready()        # built and initialized, as the reference's prepare leaves it
         save(self.network.state_dict(), path + ".pdparams")
         if self._optimizer is not None:
             save(self._optimizer.state_dict(), path + ".pdopt")
@@ -288,9 +288,19 @@ class Model:
                 raise ValueError(problem)
         self.network.set_state_dict(matched)
         if self._optimizer is not None and not reset_optimizer and os.path.exists(path + ".pdopt"):
+            self._load_optimizer(load(path + ".pdopt", return_numpy=True))
+
+    def _load_optimizer(self, state) -> None:
+        """A state saved before the first update holds no accumulators (at most the schedule):
+        restore the schedule only, and let the accumulators start fresh, as the reference does."""
+        if any(key != "LR_Scheduler" for key in state):
             if not self._dynamic:
                 self._adapter.build()
-            self._optimizer.set_state_dict(load(path + ".pdopt", return_numpy=True))
+            self._optimizer.set_state_dict(state)
+            return
+        schedule = getattr(self._optimizer, "_learning_rate", None)
+        if "LR_Scheduler" in state and callable(getattr(schedule, "set_state_dict", None)):
+            schedule.set_state_dict(state["LR_Scheduler"])
 
     def summary(self, input_size=None, dtype=None):
         """``paddle.summary`` of the network with ``input_size`` (default: the ``inputs`` specs)."""

@@ -110,3 +110,34 @@ def test_static_save_load_and_inference_model(fresh_programs, tmp_path):
         np.testing.assert_allclose(b.predict_batch(x)[0], expected, rtol=1e-6)
         loss_b = b.train_batch(x, y)[0]
     np.testing.assert_allclose(loss_b, a.train_batch(x, y)[0], rtol=1e-5)
+
+
+def test_a_checkpoint_saved_before_training_resumes(eager, tmp_path):
+    """Saved before the first update, the optimizer state holds no accumulators: loading it
+    restores the schedule and lets the accumulators start fresh (the reference does the same)."""
+    x, y = problem(16)
+    schedule = paddle.optimizer.lr.StepDecay(0.1, step_size=1, gamma=0.5)
+    with fresh_names():
+        net = network(1)
+        a = model(net, optimizer=paddle.optimizer.Adam(schedule, parameters=net.parameters()))
+        schedule.step()
+        a.save(str(tmp_path / "init"))
+        expected = a.train_batch(x, y)[0]
+    assert list(paddle.load(str(tmp_path / "init.pdopt"))) == ["LR_Scheduler"]
+    with fresh_names():
+        net = network(2)
+        schedule2 = paddle.optimizer.lr.StepDecay(0.1, step_size=1, gamma=0.5)
+        b = model(net, optimizer=paddle.optimizer.Adam(schedule2, parameters=net.parameters()))
+        b.load(str(tmp_path / "init"))
+        assert schedule2.last_epoch == 1
+        np.testing.assert_allclose(b.train_batch(x, y)[0], expected, rtol=1e-6)
+
+
+def test_static_save_right_after_prepare(fresh_programs, tmp_path):
+    """As the reference's prepare, the static model is initialized before its first batch, so a
+    save right away writes the initial parameters and optimizer state."""
+    m = model(network(1))
+    m.save(str(tmp_path / "init"))
+    state = paddle.load(str(tmp_path / "init.pdparams"), return_numpy=True)
+    assert sorted(state) == ["0.bias", "0.weight", "2.bias", "2.weight"] and not state["0.bias"].any()
+    assert any(k.endswith("moment1_0") for k in paddle.load(str(tmp_path / "init.pdopt")))
