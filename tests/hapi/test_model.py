@@ -239,3 +239,58 @@ def test_batches_of_unknown_count(eager, capsys):
     assert rec.params["steps"] is None and rec.names().count("on_train_batch_end") == 4
     out = capsys.readouterr().out
     assert "step   1 - loss: " in out and "step   2 - loss: " in out
+
+
+class PointsDataset(paddle.io.Dataset):
+    def __init__(self, x, y):
+        super().__init__()
+        self.x, self.y = x, y
+
+    def __getitem__(self, index):
+        return self.x[index], self.y[index]
+
+    def __len__(self):
+        return len(self.x)
+
+
+@pytest.mark.skipif(not hasattr(paddle.io, "DataLoader"), reason="paddle.io.DataLoader (issue 17, io part) not merged")
+@pytest.mark.parametrize("static", [False, True])
+def test_fit_on_a_dataset_batches_it_with_a_dataloader(fresh_programs, static):
+    """A Dataset goes through paddle.io.DataLoader (batch_size, shuffle, drop_last, num_workers):
+    unshuffled, the per-batch losses are those of the same batches given as a list."""
+    from headrace.core import context
+
+    x, y = problem(40)
+    with context.static_mode_guard(False):
+        init = {k: v.numpy() for k, v in network(3).state_dict().items()}
+    with context.static_mode_guard(static):
+        runs = []
+        for data, kwargs in ((PointsDataset(x, y), dict(batch_size=16, shuffle=False, drop_last=True)),
+                             (batches(x[:32], y[:32], 16), {}),
+                             (PointsDataset(x, y), dict(batch_size=16, shuffle=False, drop_last=True, num_workers=2))):
+            rec = Recorder()
+            m = model(network(3))
+            m.network.set_state_dict(init)      # static mode: the startup program's draws differ per model
+            m.fit(data, epochs=2, verbose=0, callbacks=[rec], **kwargs)
+            runs.append([c[2]["loss"][0] for c in rec.calls if c[0] == "on_train_batch_end"])
+            assert rec.params["steps"] == 2
+    np.testing.assert_allclose(runs[0], runs[1], rtol=1e-6)
+    np.testing.assert_allclose(runs[2], runs[1], rtol=1e-6)
+    shuffled = Recorder()
+    with context.static_mode_guard(static):
+        m = model(network(3))
+        m.fit(PointsDataset(x, y), batch_size=16, epochs=1, verbose=0, callbacks=[shuffled])
+        assert shuffled.params["steps"] == 3                      # drop_last=False: 16 + 16 + 8
+        result = m.evaluate(PointsDataset(x, y), batch_size=8, verbose=0)
+        assert set(result) == {"loss"}
+        pred = m.predict(PointsDataset(x, y), batch_size=16, stack_outputs=True, verbose=0)
+        assert pred[0].shape == (40, 2)
+
+
+@pytest.mark.skipif(not callable(getattr(paddle, "summary", None)), reason="paddle.summary (issue 17) not merged")
+def test_model_summary(eager, capsys):
+    m = model()
+    info = m.summary()
+    assert info == {"total_params": 4 * 16 + 16 + 16 * 2 + 2, "trainable_params": 4 * 16 + 16 + 16 * 2 + 2}
+    assert "Linear" in capsys.readouterr().out
+    assert m.summary((1, 4))["total_params"] == 114
