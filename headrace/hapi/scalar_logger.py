@@ -50,22 +50,19 @@ def read_scalars(path) -> dict:
 
 def plot_scalars(csv_path, png_path) -> None:
     """Draw every tag of ``csv_path`` in its own panel and save ``png_path`` (needs matplotlib)."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure     # no pyplot: the user's backend and figures are left alone
 
     series = read_scalars(csv_path)
     if not series:
         return
-    fig, axes = plt.subplots(len(series), 1, figsize=(6, 2.2 * len(series)), squeeze=False)
+    fig = Figure(figsize=(6, 2.2 * len(series)))
+    axes = fig.subplots(len(series), 1, squeeze=False)
     for ax, (tag, (steps, values)) in zip(axes[:, 0], sorted(series.items())):
         ax.plot(steps, values, marker="." if len(steps) < 50 else None)
         ax.set_title(tag)
         ax.set_xlabel("epoch" if tag.startswith("eval/") else "step")
     fig.tight_layout()
     fig.savefig(png_path)
-    plt.close(fig)
 
 
 class ScalarLogger(Callback):

@@ -226,3 +226,20 @@ def test_only_rank_0_logs_and_saves(eager, tmp_path, capsys, monkeypatch):
                 callbacks=[EarlyStopping("loss", patience=5), ScalarLogger(str(tmp_path / "logs"), plot=False)])
     assert capsys.readouterr().out == ""
     assert not (tmp_path / "ckpt").exists() and not (tmp_path / "logs").exists()
+
+
+def test_scalar_logger_leaves_pyplot_alone(tmp_path):
+    """The plot is drawn on a bare matplotlib Figure: pyplot (and the user's backend) untouched."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, headrace as paddle\n"
+            "net = paddle.nn.Linear(4, 2)\n"
+            "m = paddle.Model(net)\n"
+            "m.prepare(paddle.optimizer.SGD(0.1, parameters=net.parameters()), paddle.nn.CrossEntropyLoss())\n"
+            "x = np.ones((8, 4), 'float32'); y = np.zeros((8, 1), 'int64')\n"
+            f"m.fit([(x, y)], epochs=2, verbose=0, callbacks=[paddle.callbacks.ScalarLogger({str(tmp_path)!r})])\n"
+            "print('matplotlib' in sys.modules, 'matplotlib.pyplot' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "False"]
+    assert (tmp_path / "scalars.png").exists()
