@@ -1,6 +1,6 @@
 """Automatic checkpoints under a memory budget vs the best hand-chosen checkpoints.
 
-    python bench/auto_recompute.py [--rounds 3] [--steps 5] [--models mlp,transformer]
+    python bench/auto_recompute.py [--rounds 3] [--steps 5] [--models mlp,transformer] [--metric cpu]
 
 Models (static programs, SGD): ``mlp``: 16 x (fc 512 + relu), batch 2048; ``transformer``: 4 post-
 layer-norm encoder blocks (d 256, 4 heads, FFN 1024 with gelu, seq 128), batch 16.  For each model
@@ -9,7 +9,10 @@ the plain step's peak P is measured; then for budgets 0.4 P .. 1.0 P the script 
 block output, k = 1, 2, 4, ...; for the transformer also the blocks' inner layer-norm outputs),
 each configuration in a fresh process, interleaved over rounds.  It prints the measured peak of the
 automatic choice against the budget, its median step time, and the best median step time among the
-hand-chosen sets whose measured peak meets the same budget (ratio target <= 1.05).
+hand-chosen sets whose measured peak meets the same budget (ratio target <= 1.05), and the FLOPs
+each one recomputes (``estimate(...).flops`` of the forward copies the recompute pass inserted:
+load-independent).  ``--metric cpu`` times each step by the process's CPU time instead of the
+wall clock (steadier on a loaded machine; run with OMP_NUM_THREADS=1 so it is the work done).
 """
 from __future__ import annotations
 
@@ -82,11 +85,12 @@ def _block(fluid, static, x, seq, d, heads):
     return fluid.layers.layer_norm(fluid.layers.elementwise_add(h1, ff), begin_norm_axis=2), h1
 
 
-def child(model, spec, steps):
+def child(model, spec, steps, metric):
     import logging
 
     logging.disable(logging.WARNING)
     import headrace.static as static
+    from headrace import memory
     from headrace.device import cpu
 
     main, startup, loss, feed, opt = build(model, spec)
@@ -95,37 +99,41 @@ def child(model, spec, steps):
     exe.run(startup)
     exe.run(main, feed=feed, fetch_list=[loss])          # warm-up (plans, caches)
     cpu.reset_max_memory_allocated()
+    clock = time.process_time if metric == "cpu" else time.perf_counter
     times = []
     for _ in range(steps):
-        t = time.perf_counter()
+        t = clock()
         exe.run(main, feed=feed, fetch_list=[loss])
-        times.append(time.perf_counter() - t)
+        times.append(clock() - t)
     chosen = [v.name for v in getattr(opt, "chosen_checkpoints", [])]
+    est = memory.estimate(main, feed, fetch_list=[loss], live_at_peak=False)
+    flops = sum(f for f, copy in zip(est.flops, est.recomputed) if copy)
     print(json.dumps({"peak": cpu.max_memory_allocated() - before, "time": statistics.median(times),
-                      "chosen": chosen}))
+                      "chosen": chosen, "flops": flops}))
 
 
-def run(model, spec, steps):
-    out = subprocess.run([sys.executable, __file__, "--child", model, spec, str(steps)],
+def run(model, spec, steps, metric="wall"):
+    out = subprocess.run([sys.executable, __file__, "--child", model, spec, str(steps), metric],
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
         return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed"}
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def bench(model, rounds, steps):
-    plain = run(model, "none", steps)
+def bench(model, rounds, steps, metric):
+    plain = run(model, "none", steps, metric)
     P = plain["peak"]
     hand = [f"every:{k}" for k in (1, 2, 4, 8) if model == "mlp" or k <= 2] + (["inner"] if model != "mlp" else [])
     print(f"\n{model}: plain step peak {P / 2**20:.1f} MiB, {plain['time'] * 1e3:.1f} ms")
-    print(f"{'budget':>7} {'auto peak/budget':>16} {'auto ms':>8} {'best hand ms':>12} {'(set)':>9} {'ratio':>6}")
+    print(f"{'budget':>7} {'auto peak/budget':>16} {'auto ms':>8} {'GFLOP':>6} {'best hand ms':>12} {'(set)':>9} "
+          f"{'GFLOP':>6} {'ratio':>6}")
     for frac in (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4):
         budget = int(P * frac)
         specs = [f"auto:{budget}"] + hand
         results = {s: [] for s in specs}
         for _ in range(rounds):   # interleaved: each round runs every configuration once
             for s in specs:
-                results[s].append(run(model, s, steps))
+                results[s].append(run(model, s, steps, metric))
         auto = results[specs[0]]
         if "error" in auto[0]:
             print(f"{frac:6.1f}P  auto: {auto[0]['error'][:90]}")
@@ -135,21 +143,24 @@ def bench(model, rounds, steps):
                 if s in hand and all("error" not in r and r["peak"] <= budget for r in rs)}
         best = min(fits.items(), key=lambda kv: kv[1]) if fits else None
         ratio = f"{auto_ms / best[1]:.3f}" if best else "  -"
-        print(f"{frac:6.1f}P {max(r['peak'] for r in auto) / budget:16.3f} {auto_ms:8.1f} "
-              f"{best[1] if best else float('nan'):12.1f} {best[0] if best else 'none fits':>9} {ratio:>6}")
+        hand_flops = results[best[0]][0]["flops"] / 1e9 if best else float("nan")
+        print(f"{frac:6.1f}P {max(r['peak'] for r in auto) / budget:16.3f} {auto_ms:8.1f} {auto[0]['flops'] / 1e9:6.2f} "
+              f"{best[1] if best else float('nan'):12.1f} {best[0] if best else 'none fits':>9} {hand_flops:6.2f} "
+              f"{ratio:>6}")
 
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        child(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--models", default="mlp,transformer")
+    parser.add_argument("--metric", choices=("wall", "cpu"), default="wall")
     args = parser.parse_args()
     for model in args.models.split(","):
-        bench(model, args.rounds, args.steps)
+        bench(model, args.rounds, args.steps, args.metric)
 
 
 if __name__ == "__main__":

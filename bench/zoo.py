@@ -1,6 +1,6 @@
 """Training-step time across model families: headrace (static, static + passes, eager) vs PyTorch CPU.
 
-    python bench/zoo.py [--models lenet,encoder,embed,tiny,mlp] [--configs static,passes,eager,torch]
+    python bench/zoo.py [--models lenet,encoder,embed,tiny,mlp,resnet,lstm] [--configs static,passes,eager,torch]
                         [--rounds 3] [--seconds 2.0] [--threads 2] [--base PATH]
 
 Models (float32, plain SGD, one training step = forward + backward + update):
@@ -11,7 +11,11 @@ Models (float32, plain SGD, one training step = forward + backward + update):
   gelu, post layer norm (x = LN(x + MHA(x)); x = LN(x + FFN(x))), loss = mean of the output;
 - ``embed``: embedding 20000x128 on 4 ids, concat, fc 256 tanh, fc 20000, softmax CE, batch 512;
 - ``tiny``: 32 x (Linear 16->16 + tanh), batch 8, loss = mean (overhead-bound);
-- ``mlp``: 16 x (Linear 1024 + relu), fc 10, softmax CE, batch 2048 (matmul-bound).
+- ``mlp``: 16 x (Linear 1024 + relu), fc 10, softmax CE, batch 2048 (matmul-bound);
+- ``resnet``: a ResNet basic block, batch 32 of 64x16x16: relu(BN(conv 3x3(relu(BN(conv 3x3(x))))) + x)
+  (convolutions without bias, batch norm in training mode), loss = mean of the output;
+- ``lstm``: one LSTM layer, input 128, hidden 256, batch 32, 32 time steps (batch-major), loss =
+  mean of the outputs.
 
 Configurations: ``static`` (Executor.run on the Program), ``passes`` (CompiledProgram with
 BuildStrategy(enable_inplace, memory_optimize)), ``eager`` (dygraph: Layer, backward, step,
@@ -24,6 +28,9 @@ and the ratio to PyTorch (lower is better; <= 1.0 means headrace is at least as 
 ``--metric cpu`` ranks by the process's CPU time per step instead of wall-clock time: on a
 shared, overloaded machine that is far steadier, and with ``--threads 1`` it is comparable
 between headrace and PyTorch (with more threads it also counts BLAS threads spinning).
+``--malloc-tunables`` runs every child (PyTorch too) with glibc's malloc keeping freed memory
+(``GLIBC_TUNABLES`` mmap and trim thresholds at 1 GiB): fresh multi-MB temporaries then reuse
+pages instead of faulting new ones in; an environment setting to measure, not a headrace default.
 ``--base PATH`` also runs every headrace configuration on the headrace package of another checkout
 (e.g. ``git worktree add /tmp/base <commit>``), interleaved with the others, as ``<config>@base``.
 """
@@ -40,8 +47,9 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODELS = ("lenet", "encoder", "embed", "tiny", "mlp")
+MODELS = ("lenet", "encoder", "embed", "tiny", "mlp", "resnet", "lstm")
 CONFIGS = ("static", "passes", "eager", "torch")
+MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=1073741824"
 
 
 # --- data --------------------------------------------------------------------------------------
@@ -61,6 +69,10 @@ def make_data(model):
     if model == "mlp":
         return {"x": rng.standard_normal((2048, 1024), dtype=np.float32),
                 "y": rng.integers(0, 10, (2048, 1)).astype(np.int64)}
+    if model == "resnet":
+        return {"x": rng.standard_normal((32, 64, 16, 16), dtype=np.float32)}
+    if model == "lstm":
+        return {"x": rng.standard_normal((32, 32, 128), dtype=np.float32)}
     raise ValueError(model)
 
 
@@ -137,7 +149,26 @@ def headrace_model(model):
                 h = F.relu(fc(h))
             return F.cross_entropy(self.out(h), y)
 
-    return {"lenet": LeNet, "encoder": Encoder, "embed": Embed, "tiny": Tiny, "mlp": MLP}[model]()
+    class Block(nn.Layer):
+        def __init__(self, c=64):
+            super().__init__()
+            self.c1, self.c2 = nn.Conv2D(c, c, 3, padding=1, bias_attr=False), nn.Conv2D(c, c, 3, padding=1, bias_attr=False)
+            self.b1, self.b2 = nn.BatchNorm2D(c), nn.BatchNorm2D(c)
+
+        def forward(self, x):
+            h = F.relu(self.b1(self.c1(x)))
+            return paddle.mean(F.relu(self.b2(self.c2(h)) + x))
+
+    class Lstm(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(128, 256)
+
+        def forward(self, x):
+            return paddle.mean(self.rnn(x)[0])
+
+    return {"lenet": LeNet, "encoder": Encoder, "embed": Embed, "tiny": Tiny, "mlp": MLP, "resnet": Block,
+            "lstm": Lstm}[model]()
 
 
 def headrace_static_step(model, data, passes):
@@ -221,6 +252,24 @@ def torch_step(model, data):
             h = torch.cat([e[:, i] for i in range(4)], dim=1)
             return F.cross_entropy(self.f2(torch.tanh(self.f1(h))), y[:, 0])
 
+    class Block(nn.Module):
+        def __init__(self, c=64):
+            super().__init__()
+            self.c1, self.c2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.b1, self.b2 = nn.BatchNorm2d(c), nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            h = F.relu(self.b1(self.c1(x)))
+            return F.relu(self.b2(self.c2(h)) + x).mean()
+
+    class Lstm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(128, 256, batch_first=True)
+
+        def forward(self, x):
+            return self.rnn(x)[0].mean()
+
     def lenet(x, y):
         return F.cross_entropy(net_seq(x), y[:, 0])
 
@@ -248,7 +297,7 @@ def torch_step(model, data):
         net_seq = nn.Sequential(*layers, nn.Linear(1024, 10))
         net, fn = net_seq, mlp
     else:
-        net = Encoder() if model == "encoder" else Embed()
+        net = {"encoder": Encoder, "embed": Embed, "resnet": Block, "lstm": Lstm}[model]()
         fn = net
     opt = torch.optim.SGD(net.parameters(), lr=1e-3)
     tensors = [torch.from_numpy(value) for value in data.values()]
@@ -295,6 +344,8 @@ def run_child(model, config, args):
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(args.threads)
     env.pop("HEADRACE_CHECK_KERNELS", None)
+    if args.malloc_tunables:
+        env["GLIBC_TUNABLES"] = MALLOC_TUNABLES
     env["PYTHONPATH"] = os.path.abspath(tree) + os.pathsep + env.get("PYTHONPATH", "")
     cmd = [sys.executable, os.path.abspath(__file__), "--child", model, config,
            "--seconds", str(args.seconds), "--threads", str(args.threads)]
@@ -322,6 +373,8 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--metric", choices=("wall", "cpu"), default="wall",
                         help="median wall-clock or process CPU time per step (cpu: load-robust; use with --threads 1)")
+    parser.add_argument("--malloc-tunables", action="store_true",
+                        help="children run with GLIBC_TUNABLES keeping freed memory (see the docstring)")
     parser.add_argument("--base", help="another checkout whose headrace runs as <config>@base")
     parser.add_argument("--child", nargs=2, metavar=("MODEL", "CONFIG"))
     args = parser.parse_args()

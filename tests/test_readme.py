@@ -30,3 +30,9 @@ def test_readme_python_blocks_run(capsys):
     assert re.search(r"^Cost -?\d+\.\d{6} \(1,\) True$", out, flags=re.M), out
     assert "[2. 4. 6.] [ 4.  8. 12.]" in out
     assert "hapi accuracy above 0.9: True" in out      # the paddle.Model example
+    # the data loading example (paddle.io)
+    assert "4 [4, 4] int64" in out
+    assert "[['image', 'label'], ['image', 'label']]\n[True, True]" in out
+    # datasets and vision transforms
+    assert "4 (13,) float32 [4.]" in out and "[3, 8, 8]" in out
+    assert re.search(r"^dataset file 't10k-images-idx3-ubyte.gz' not found in \S+mnist$", out, flags=re.M), out

@@ -1,6 +1,7 @@
 """The kernels issue 18 changed (exact float32 gelu and its gradient from Out, conv2d's GEMM
 layouts, strided pooling with the gradient reading Out) give bit-identical training in eager mode,
-static mode and static mode with the memory passes: a small CNN and a small encoder block."""
+static mode and static mode with the memory passes: a small CNN, a small encoder block, and a
+ResNet basic block (the batch_norm and layer_norm kernels compute in one array since)."""
 import numpy as np
 import pytest
 
@@ -44,8 +45,24 @@ class _Block(nn.Layer):
         return paddle.mean(x * x)
 
 
+class _ResBlock(nn.Layer):
+    """The zoo's ResNet basic block, small: convolutions without bias, batch norm in training."""
+
+    def __init__(self, c=3):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv2D(c, c, 3, padding=1, bias_attr=False), nn.Conv2D(c, c, 3, padding=1, bias_attr=False)
+        self.b1, self.b2 = nn.BatchNorm2D(c), nn.BatchNorm2D(c)
+
+    def forward(self, x):
+        h = F.relu(self.b1(self.c1(x)))
+        h = F.relu(self.b2(self.c2(h)) + x)
+        return paddle.mean(h * h)
+
+
 def _data(model):
     rng = np.random.default_rng(2)
+    if model is _ResBlock:
+        return {"x": rng.standard_normal((4, 3, 5, 5)).astype(np.float32)}
     if model is _Cnn:
         return {"x": rng.standard_normal((3, 1, 10, 10)).astype(np.float32),
                 "y": rng.integers(0, 3, (3, 1)).astype(np.int64)}
@@ -89,7 +106,7 @@ def _static(model, data, steps, init, passes):
     return losses, [scope.find_var(p.name).get_tensor().numpy() for p in net.parameters()]
 
 
-@pytest.mark.parametrize("model", [_Cnn, _Block], ids=["cnn", "encoder_block"])
+@pytest.mark.parametrize("model", [_Cnn, _Block, _ResBlock], ids=["cnn", "encoder_block", "resnet_block"])
 @pytest.mark.parametrize("passes", [False, True], ids=["plain", "memory_passes"])
 def test_eager_static_and_passes_train_bit_identically(model, passes):
     data = _data(model)

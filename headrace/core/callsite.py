@@ -16,13 +16,21 @@ def _inside(filename: str) -> bool:
     return inside
 
 
+_inside_code: dict = {}   # code object -> inside headrace? (one dict look-up per frame)
+
+
 def user_callsite() -> str:
     """``"file.py:42"`` for the nearest caller outside headrace (``"<unknown>"`` if none)."""
     frame = sys._getframe(1)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not _inside(filename):
-            return f"{filename}:{frame.f_lineno}"
+        code = frame.f_code
+        inside = _inside_code.get(code)
+        if inside is None:
+            if len(_inside_code) >= 65536:   # code objects made at run time: forget them at once
+                _inside_code.clear()
+            inside = _inside_code[code] = _inside(code.co_filename)
+        if not inside:
+            return f"{code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"
 

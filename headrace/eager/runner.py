@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core import flags
 from ..core.callsite import user_callsite
-from ..core.errors import HeadraceError, SlotError, where
+from ..core.errors import HeadraceError, SlotError, is_wrapped, where
 from ..core.names import EMPTY_VAR_NAME, grad_name
 from ..ops.gradrule import NO_GRADIENT, GradMaker
 from ..ops.registry import InferContext, Meta, lookup, resolve_attrs
@@ -36,9 +36,18 @@ def _as_items(value):
 
 
 def _gather(op_type, opdef, inputs):
-    """``(arrays for the kernel, arrays per slot for infer, [(slot, k, Tensor)])``."""
-    kernel_ins, infer_ins, tensors = {}, {}, []
+    """``(arrays for the kernel, arrays per slot for infer, [(slot, k, Tensor)], shapes)``, with
+    ``shapes`` = ``((slot, ((shape, dtype), ...)), ...)``: what ``infer`` reads of the inputs."""
+    kernel_ins, infer_ins, tensors, shapes = {}, {}, [], []
+    single = opdef.__dict__.get("_single_slots") or _single_slots(opdef)
     for slot, value in inputs.items():
+        if slot in single and isinstance(value, Tensor):   # the common case, fast
+            array = value._value
+            kernel_ins[slot] = array
+            infer_ins[slot] = (array,)
+            tensors.append((slot, 0, value))
+            shapes.append((slot, array.shape, array.dtype))
+            continue
         items = _as_items(value)
         if not items:
             continue
@@ -58,10 +67,30 @@ def _gather(op_type, opdef, inputs):
                             f"Tensor, got {len(arrays)}")
         kernel_ins[slot] = arrays if spec.many else arrays[0]
         infer_ins[slot] = arrays
-    for spec in opdef.inputs:
-        if not spec.optional and spec.name not in infer_ins:
-            raise SlotError(f"{where(op_type, user_callsite())}: input `{spec.name}` is required")
-    return kernel_ins, infer_ins, tensors
+        shapes.append((slot, tuple([(a.shape, a.dtype) for a in arrays])))
+    if not _has_required(opdef, infer_ins):
+        for spec in opdef.inputs:
+            if not spec.optional and spec.name not in infer_ins:
+                raise SlotError(f"{where(op_type, user_callsite())}: input `{spec.name}` is required")
+    return kernel_ins, infer_ins, tensors, tuple(shapes)
+
+
+def _single_slots(opdef) -> dict:
+    """``{slot: True}`` for the op's single-Tensor input slots (cached on the OpDef)."""
+    single = opdef.__dict__.get("_single_slots")
+    if single is None:   # slots are fixed at registration
+        single = opdef.__dict__["_single_slots"] = {s.name: True for s in opdef.inputs if not s.many}
+    return single
+
+
+def _has_required(opdef, infer_ins):
+    required = opdef.__dict__.get("_required_names")
+    if required is None:   # slots are fixed at registration: list them on first use
+        required = opdef.__dict__["_required_names"] = tuple(s.name for s in opdef.inputs if not s.optional)
+    for name in required:
+        if name not in infer_ins:
+            return False
+    return True
 
 
 def _infer(op_type, opdef, infer_ins, attrs):
@@ -76,7 +105,7 @@ def _infer(op_type, opdef, infer_ins, attrs):
     return ctx.outs
 
 
-_CHECKED: dict = {}     # signature of a call that passed its checks -> (resolved attrs, inferred)
+_CHECKED: dict = {}     # signature of a call that passed its checks -> (resolved attrs, inferred, plans)
 _CHECKED_MAX = 4096     # forgotten all at once when full (varying shapes must not grow it forever)
 
 
@@ -90,61 +119,65 @@ def _freeze(value):
     return (type(value), value)
 
 
-def _signature(op_type, given, infer_ins):
-    """What attribute resolution and ``infer`` depend on: the op, the attributes as given, and
-    every input's shape and dtype (infer reads nothing else); None if an attribute is unhashable."""
+def _check(op_type, opdef, given, infer_ins, shapes):
+    """``(resolved attrs, inferred outputs, plans)``: cached per signature (the op, the attributes
+    as given, and every input's shape and dtype: infer reads nothing else), so a repeated call
+    skips resolution and shape inference; a failing call is never cached and raises every time.
+    ``plans`` is the signature's dict of record plans (None when an attribute is unhashable)."""
+    key = (op_type, tuple([(name, _freeze(value)) for name, value in given.items()]) if given else (), shapes)
     try:
-        attrs = tuple((name, _freeze(value)) for name, value in given.items())
-        key = (op_type, attrs, tuple((slot, tuple((a.shape, a.dtype) for a in arrays))
-                                     for slot, arrays in infer_ins.items()))
-        hash(key)
+        checked = _CHECKED.get(key)
     except TypeError:
-        return None
-    return key
-
-
-def _check(op_type, opdef, given, infer_ins):
-    """``(resolved attrs, inferred outputs)``: cached per signature, so a repeated call skips
-    resolution and shape inference; a failing call is never cached and raises every time."""
-    key = _signature(op_type, given, infer_ins)
-    checked = _CHECKED.get(key) if key is not None else None
+        key = checked = None
     if checked is not None:
-        return checked + (key,)
+        return checked
     try:
         attrs = resolve_attrs(opdef, given, op_type, None)
     except HeadraceError:
         resolve_attrs(opdef, given, op_type, user_callsite())
         raise
-    checked = (attrs, _infer(op_type, opdef, infer_ins, attrs))
+    checked = (attrs, _infer(op_type, opdef, infer_ins, attrs), None if key is None else {})
     if key is not None:
         if len(_CHECKED) >= _CHECKED_MAX:
             _CHECKED.clear()
         _CHECKED[key] = checked
-    return checked + (key,)
+    return checked
 
 
 def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
     """Run one op eagerly; return ``{slot: [Tensor, ...]}`` like ``apply_op`` in static mode."""
     opdef = lookup(op_type)
-    kernel_ins, infer_ins, in_tensors = _gather(op_type, opdef, inputs or {})
-    attrs, inferred, signature = _check(op_type, opdef, attrs or {}, infer_ins)
-    given = {slot: list(_as_items(v)) for slot, v in (outputs or {}).items()}
-    wanted = [s.name for s in opdef.outputs if s.name in given or not s.optional]
+    kernel_ins, infer_ins, in_tensors, shapes = _gather(op_type, opdef, inputs or {})
+    attrs, inferred, plans = _check(op_type, opdef, attrs or {}, infer_ins, shapes)
+    given = {slot: list(_as_items(v)) for slot, v in outputs.items()} if outputs else {}
+    wanted = _wanted(op_type, opdef, given)
     step, expect = _step(op_type, opdef, attrs, inputs or {}, given, wanted, inferred)
-    outs = step.call(kernel_ins, None, expect, attrs)
-    requires = (tape.grad_enabled and opdef.grad is not NO_GRADIENT
-                and any(not t.stop_gradient for _, _, t in in_tensors))
+    if step.plain:   # what Step.call does for it, without the call
+        try:
+            outs = step.kernel(kernel_ins, attrs, step.ctx)
+        except Exception as exc:
+            if is_wrapped(exc):
+                raise
+            raise step.error(exc, kernel_ins) from exc
+    else:
+        outs = step.call(kernel_ins, None, expect, attrs)
+    requires = False
+    if tape.grad_enabled and opdef.grad is not NO_GRADIENT:
+        for _, _, t in in_tensors:
+            if not t.stop_gradient:
+                requires = True
+                break
     result, out_arrays = {}, []
-    for slot in wanted:
-        many = opdef.output_slot(slot).many
+    for slot, many in wanted:
         values = outs[slot] if many else (outs[slot],)
-        targets = given.get(slot)
+        targets = given.get(slot) if given else None
         if targets is not None and len(targets) != len(values):
             raise SlotError(f"{where(op_type, user_callsite())}, output `{slot}`: the kernel gave "
                             f"{len(values)} value(s), {len(targets)} Tensor(s) were passed")
         tensors = []
         for k, value in enumerate(values):
-            value = np.asarray(value)
+            if type(value) is not np.ndarray:
+                value = np.asarray(value)
             # outputs the caller passed (running statistics, update targets) never join the graph
             floating = value.dtype.kind == "f" and targets is None
             if targets is not None:
@@ -157,12 +190,24 @@ def run_op(op_type, inputs=None, attrs=None, outputs=None) -> dict:
             out_arrays.append((slot, k, t, floating))
         result[slot] = tensors
     if requires and tape.recording:
-        _record(op_type, opdef, attrs, in_tensors, out_arrays, signature)
+        _record(op_type, opdef, attrs, in_tensors, out_arrays, plans)
     elif requires:
         for _, _, t, floating in out_arrays:
             if floating:
                 tape.note_tracked(t)
     return result
+
+
+_WANTED: dict = {}   # (op type, output slots given) -> ((slot, many), ...) the kernel computes
+
+
+def _wanted(op_type, opdef, given):
+    key = (op_type, tuple(given)) if given else op_type
+    wanted = _WANTED.get(key)
+    if wanted is None:
+        wanted = _WANTED[key] = tuple((s.name, s.many) for s in opdef.outputs
+                                      if s.name in given or not s.optional)
+    return wanted
 
 
 _STEPS: dict = {}   # (op type, wanted slots) -> a Step without names, attributes or generator
@@ -174,13 +219,13 @@ def _step(op_type, opdef, attrs, inputs, given, wanted, inferred):
     (a Tensor passed as an output that is also an input keeps one name, as a static variable
     would) and ``expect`` gives each output's ``(shape, dtype)`` from ``infer``."""
     if not CHECK_KERNELS and not opdef.random:   # the attributes are passed to each call
-        key = (op_type, tuple(wanted), flags.nan_inf_level())
+        key = (op_type, wanted, flags.nan_inf_level())
         step = _STEPS.get(key)
         if step is None:
             step = _STEPS[key] = Step(opdef, op_type, user_callsite, None, None, None,
-                                      ctx=KernelContext(frozenset(wanted)))
+                                      ctx=KernelContext(frozenset(slot for slot, _ in wanted)))
         return step, None
-    ctx = KernelContext(frozenset(wanted))
+    ctx = KernelContext(frozenset(slot for slot, _ in wanted))
     if not CHECK_KERNELS:
         return Step(opdef, op_type, user_callsite, None, None, attrs, ctx=ctx), None
     ins = []
@@ -189,7 +234,7 @@ def _step(op_type, opdef, attrs, inputs, given, wanted, inferred):
         if items:
             ins.append((slot, tuple(id(t) for t in items), opdef.input_slot(slot).many))
     outs, expected = [], {}
-    for slot in wanted:
+    for slot, _ in wanted:
         targets = given.get(slot)
         metas = inferred.get(slot, ())
         names = tuple(id(t) for t in targets) if targets is not None else \
@@ -212,29 +257,34 @@ class _RecordPlan:
         self.in_grad_names, self.out_grad_names = in_grad_names, out_grad_names
 
 
-_PLANS: dict = {}   # (signature, inputs requiring grad, outputs) -> _RecordPlan
+def _meta(array) -> Meta:
+    """``Meta(array.shape, array.dtype)`` without the conversions (they are a tuple and a dtype)."""
+    meta = object.__new__(Meta)
+    meta.shape, meta.dtype = array.shape, array.dtype
+    return meta
 
 
-def _record(op_type, opdef, attrs, in_tensors, out_arrays, signature) -> None:
+def _record(op_type, opdef, attrs, in_tensors, out_arrays, plans) -> None:
+    """Record the op on the tape; ``plans``: the signature's record plans (None: not cached)."""
     callsite = user_callsite()
-    requires = tuple(not t.stop_gradient for _, _, t in in_tensors)
-    key = (signature, requires, tuple((slot, k, floating) for slot, k, _, floating in out_arrays)) \
-        if signature is not None else None
-    plan = _PLANS.get(key) if key is not None else None
+    requires = tuple([not t.stop_gradient for _, _, t in in_tensors])
+    key = (requires, tuple([(slot, k, floating) for slot, k, _, floating in out_arrays]))
+    plan = plans.get(key) if plans is not None else None
     if plan is None:
         plan = _plan(op_type, opdef, attrs, in_tensors, out_arrays, requires, callsite)
-        if key is not None:
-            if len(_PLANS) >= _CHECKED_MAX:
-                _PLANS.clear()
-            _PLANS[key] = plan
-    arrays = [t._value for _, _, t in in_tensors] + [t._value for _, _, t, _ in out_arrays]
-    saved = {name: tape.pack_saved(Meta(arrays[i].shape, arrays[i].dtype) if shape_only else arrays[i])
-             for name, i, shape_only in plan.saved}
+        if plans is not None:
+            plans[key] = plan
+    n_in, saved = len(in_tensors), {}
+    for name, i, shape_only in plan.saved:
+        array = in_tensors[i][2]._value if i < n_in else out_arrays[i - n_in][2]._value
+        saved[name] = _meta(array) if shape_only else tape.pack_saved(array) if tape.hooked() else array
+    edges = []
+    for (_, _, t), r in zip(in_tensors, requires):
+        if r:
+            edges.append((t._node, t._out_index) if t._node is not None else t)
     node_cls = tape.OpNode if plan.grad_ops is not None else _NoRuleNode
-    node = node_cls(op_type, callsite, plan.grad_ops, saved,
-                    [tape._edge_of(t) for (_, _, t), r in zip(in_tensors, requires) if r],
-                    plan.in_grad_names, plan.out_grad_names,
-                    [Meta(t._value.shape, t._value.dtype) for _, _, t, _ in out_arrays])
+    node = node_cls(op_type, callsite, plan.grad_ops, saved, edges, plan.in_grad_names, plan.out_grad_names,
+                    [_meta(t._value) for _, _, t, _ in out_arrays])
     for index, (_, _, t, floating) in enumerate(out_arrays):
         if floating:
             t._node, t._out_index = node, index

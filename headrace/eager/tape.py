@@ -33,7 +33,8 @@ import weakref
 
 import numpy as np
 
-from ..core.errors import HeadraceError, where
+from ..core import flags
+from ..core.errors import HeadraceError, is_wrapped, where
 from ..core.names import EMPTY_VAR_NAME
 from ..ops.registry import Meta, lookup, resolve_attrs
 from ..ops.step import Step
@@ -170,7 +171,10 @@ class OpNode(Node):
 
     def __init__(self, op_type, callsite, grad_ops, saved, edges, in_grad_names, out_grad_names,
                  out_metas):
-        super().__init__(edges, out_metas)
+        self.seq = next(_seq)   # Node.__init__, inlined: one node per recorded op
+        self.edges = edges
+        self.out_metas = out_metas
+        self.freed = False
         self.op_type = op_type
         self.callsite = callsite
         self.grad_ops = grad_ops
@@ -187,10 +191,20 @@ class OpNode(Node):
             env[name] = value.unpack(value.value) if type(value) is _Packed else value
         for name, grad, meta in zip(self.out_grad_names, out_grads, self.out_metas):
             env[name] = grad if grad is not None else np.zeros(meta.shape, meta.dtype)
-        note = f"the gradient of `{self.op_type}`"
-        for opdef, gtype, ins, outs, attrs, ctx in self.grad_ops:
-            step = Step(opdef, gtype, self.callsite, ins, outs, attrs, note=note, ctx=ctx)
-            _, outs = step.run(env)
+        for entry in self.grad_ops:
+            step = _grad_step(entry, self.op_type, self.callsite)
+            ins = {}
+            for slot, names, many in step.ins:   # Step.run, inlined: once per gradient op
+                ins[slot] = [env[n] for n in names] if many else env[names[0]]
+            if not step.plain:
+                outs = step.call(ins)
+            else:
+                try:
+                    outs = step.kernel(ins, step.attrs, step.ctx)
+                except Exception as exc:
+                    if is_wrapped(exc):
+                        raise
+                    raise step.error(exc, ins) from exc
             for slot, names, many in step.outs:
                 values = outs[slot] if many else (outs[slot],)
                 for name, value in zip(names, values):
@@ -206,14 +220,33 @@ class OpNode(Node):
 
 def prepare_grad_ops(grad_ops, callsite) -> list:
     """A node's gradient ops (``GradOp`` descriptions) made ready for ``OpNode.apply``:
-    ``(opdef, type, ins, outs, resolved attrs, KernelContext)`` each, shareable between nodes."""
+    ``(opdef, type, ins, outs, resolved attrs, KernelContext, {(callsite, NaN check level): Step})``
+    each, shareable between nodes (the Steps differ only in the line their errors name)."""
     prepared = []
     for gop in grad_ops:
         opdef = lookup(gop.type)
         attrs = resolve_attrs(opdef, gop.attrs, gop.type, callsite)
         step = Step.from_slots(opdef, gop.type, callsite, gop.inputs, gop.outputs, attrs)
-        prepared.append((opdef, gop.type, step.ins, step.outs, attrs, step.ctx))
+        prepared.append((opdef, gop.type, step.ins, step.outs, attrs, step.ctx, {}))
     return prepared
+
+
+def _grad_step(entry, op_type, callsite):
+    """The Step of a prepared gradient op for a node recorded at ``callsite``, made once."""
+    opdef, gtype, ins, outs, attrs, ctx, steps = entry
+    key = (callsite, flags.nan_inf_level())
+    step = steps.get(key)
+    if step is None:
+        if len(steps) >= 256:   # many call sites (generated code): forget them all at once
+            steps.clear()
+        step = steps[key] = Step(opdef, gtype, callsite, ins, outs, attrs, note=f"the gradient of `{op_type}`",
+                                 ctx=ctx)
+    return step
+
+
+def hooked() -> bool:
+    """Whether a ``saved_tensors_hooks`` pair is active (saved arrays go through ``pack_saved``)."""
+    return bool(_hooks)
 
 
 def pack_saved(value):
@@ -312,12 +345,15 @@ class _LeafCounter:
 # so they are no dict keys; the entry goes when the tensor does), node -> {output index: hooks}
 _leaf_hooks: dict = {}
 _node_hooks = weakref.WeakKeyDictionary()
+_node_hooks_added = False   # no node hook was ever added: backward skips the (slow) weak dict's len
 
 
 def add_grad_hook(tensor, hook):
     """Call ``hook(grad array) -> array or None`` on the gradient reaching ``tensor``; returns a
     function that removes it."""
+    global _node_hooks_added
     if tensor._node is not None:
+        _node_hooks_added = True
         hooks = _node_hooks.setdefault(tensor._node, {}).setdefault(tensor._out_index, [])
     else:
         key = id(tensor)
@@ -380,6 +416,23 @@ def run_backward(roots, root_grads, retain_graph=False, boundary=None, sink=None
         _backward_depth[0] -= 1
 
 
+def _apply_node(node, out_grads) -> list:
+    """``node.apply`` with recording and tracking off (as under ``no_grad``, without making one);
+    Nones when no gradient reached the node's outputs."""
+    global grad_enabled, recording
+    for grad in out_grads or ():
+        if grad is not None:
+            break
+    else:
+        return [None] * len(node.edges)
+    old = grad_enabled, recording
+    grad_enabled = recording = False
+    try:
+        return node.apply(out_grads)
+    finally:
+        grad_enabled, recording = old
+
+
 def _run_backward(roots, root_grads, retain_graph, boundary, sink, watch, notify) -> None:
     pending = {}       # node -> [grad per output]
     deps = {}          # node -> number of edges into it not processed yet
@@ -406,21 +459,20 @@ def _run_backward(roots, root_grads, retain_graph, boundary, sink, watch, notify
     while ready:
         _, _, node = heapq.heappop(ready)
         out_grads = pending.pop(node, None)
-        if out_grads is not None and (watch or _node_hooks):
+        if out_grads is not None and (watch or (_node_hooks_added and _node_hooks)):
             _node_outputs_ready(node, out_grads, watch, sink)
-        if out_grads is None or all(g is None for g in out_grads):
-            in_grads = [None] * len(node.edges)
-        else:
-            with no_grad():
-                in_grads = node.apply(out_grads)
+        in_grads = _apply_node(node, out_grads)
         if not retain_graph:
             node.release()
         for edge, grad in zip(node.edges, in_grads):
             if type(edge) is tuple:
                 parent, index = edge
                 if grad is not None:
-                    grads = pending.setdefault(parent, [None] * len(parent.out_metas))
-                    grads[index] = _add(grads[index], grad)
+                    grads = pending.get(parent)
+                    if grads is None:
+                        grads = pending[parent] = [None] * len(parent.out_metas)
+                    old = grads[index]
+                    grads[index] = grad if old is None else np.add(old, grad)
                 deps[parent] -= 1
                 if deps[parent] == 0:
                     heapq.heappush(ready, (-parent.seq, id(parent), parent))

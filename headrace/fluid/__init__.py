@@ -27,6 +27,7 @@ from . import input, nets  # noqa: A004
 from .dygraph import Layer
 from .input import embedding
 from .dygraph import load_dygraph, save_dygraph  # the 1.x dygraph checkpoint pair
+from . import metrics  # issue 17: fluid.metrics (the 1.x Python metrics)
 
 _prefer_static_default()
 
@@ -34,3 +35,4 @@ __all__ = ["io", "load_dygraph", "save_dygraph", "Layer", "embedding", "input", 
            "Scope", "Variable", "core", "data", "default_main_program", "default_startup_program",
            "framework", "global_scope", "initializer", "layers", "name_scope", "program_guard",
            "scope_guard", "unique_name"]
+__all__ += ["metrics"]

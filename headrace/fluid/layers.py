@@ -1,5 +1,7 @@
 """``paddle.fluid.layers``: the 1.x layer names and argument orders over headrace's layers."""
 from ..nn import functional as _F
+from ..nn.metric_ops import accuracy_counts
+from ..nn.static_extras import auc  # noqa: F401  (1.x fluid.layers.auc = static.auc)
 from ..nn import static_layers as _S
 from ..nn import tensor as _T
 from ..ops.apply import apply_op_single as _apply
@@ -78,8 +80,9 @@ square_error_cost = _F.square_error_cost
 
 def accuracy(input, label, k=1, correct=None, total=None):  # noqa: A002
     """1.x ``accuracy``: the fraction of rows whose label is among the top-``k`` scores, shape [1]
-    as 1.x (``acc_value[0]`` works; ``static.accuracy`` keeps the op's 0-D result)."""
-    return _T.reshape(_F.accuracy(input, label, k, correct, total), [1])
+    as 1.x (``acc_value[0]`` works; ``static.accuracy`` keeps the op's 0-D result); ``correct``/
+    ``total`` (1.x programs make them shape [1]) receive the counts."""
+    return accuracy_counts(input, label, k, correct, total, shape=[1])
 
 
 pool2d = _F.pool2d

@@ -6,32 +6,32 @@ Called on a program that holds the forward only (before ``minimize``/``append_ba
 returns the Variables to pass to ``RecomputeOptimizer._set_checkpoints`` /
 ``append_backward(checkpoints=...)`` that minimise the FLOPs the recompute pass adds, subject to
 the estimated peak (``estimate``) of the forward + backward step (with ``optimizer``, the whole
-training step it appends; plus ``extra_bytes`` the caller adds later) within ``budget_bytes``.  An empty list means
-no recompute is needed.  If no choice fits, ``BudgetError`` states the smallest peak it found.
+training step it appends; plus ``extra_bytes`` the caller adds later) within ``budget_bytes``.
+An empty list means no recompute is needed.  If no choice fits, ``BudgetError`` states the
+smallest peak it found and the checkpoints that give it.
 
 Algorithm
 ---------
-1. Analysis (once): the plain backward on a clone, estimated exactly (``estimate``): the peak, the
-   bytes and FLOPs of every forward value and op.  *Saved* values are forward values a gradient op
-   reads as data (what the plain backward keeps alive).  *Candidates* are single-variable cuts of
-   the forward path: positions where exactly one non-persistable value crosses from the ops before
-   to the ops after (every layer boundary of a chain; block boundaries of residual and attention
-   nets).  More than ``MAX_CANDIDATES`` are thinned evenly.
-2. Model: with checkpoints s_1 < ... < s_r, segment j runs from after s_{j-1}'s producer to
-   s_j's producer, as the recompute pass cuts it.  Its recompute costs the FLOPs of its ops up to
-   the last one writing a saved value (F_j) and makes its saved values live again while its
-   gradients run (R_j).  The peak is modelled as
-   ``base + max(C + T(s_r), max_j (sum_{i<=j} |s_i| + R_j))`` where C is the checkpoints' bytes,
-   T(s_r) the saved bytes after the last checkpoint (never recomputed), and base is calibrated so
-   that the empty set gives the exact plain peak.
-3. Search: dynamic programming over candidates in forward order; a state is (last checkpoint,
-   bytes of the checkpoints so far) with the least FLOPs, Pareto-pruned; O(candidates^2 x front).
-   It is exact for the model (tests compare it with brute force).
-4. Check: the chosen set is built and estimated exactly.  If the true peak exceeds the budget, the
-   model's budget is lowered by the excess and the search repeats (at most ``ROUNDS`` times); then
-   the set the model rates lowest in peak is built too, and the cheapest built set that fits is
-   returned.  Minimal FLOPs hold where the model is right (plain chains: tested against exhaustive
-   search); with dropout or attention it can misjudge the copies and choose a costlier set.
+1. Analysis (once): the plain backward on a clone, estimated exactly (``estimate``): the peak,
+   the bytes and FLOPs of every forward value and op, and per forward op the peak while its
+   gradient ops run.  *Saved* values are forward values a gradient op reads as data (what the
+   plain backward keeps alive).  *Candidates* are single-variable cuts of the forward path read
+   right after they are written: positions where exactly one non-persistable value crosses from
+   the ops before to the ops after (every op boundary of a chain; block boundaries of residual and
+   attention nets).  More than ``MAX_CANDIDATES`` are thinned evenly.
+2. Model (``model.py``): the recompute FLOPs of a candidate set are exact — the pass's own rules
+   (``recompute.freed_names``, ``recompute.copied``) pick the ops it copies; its peak is modelled
+   from the plain step's per-op peaks and the bytes each segment holds or makes live again.
+3. Search: dynamic programming over candidates in path order (Pareto fronts of bytes held and
+   FLOPs), exact for the model (tests compare it with brute force over the model).
+4. Exact checks: the model's choices are built and estimated exactly, for modelled budgets
+   corrected by the model's error (``_search``), then a local search over neighbouring sets
+   (``_improve``) builds those of fewer FLOPs than the best set that fits.  At most ``BUILDS``
+   builds (fewer for long programs).  The cheapest built set whose exact peak fits is returned;
+   if none fits, ``BudgetError`` names the lowest exact peak built and its checkpoints.  Minimal
+   FLOPs are tested against exhaustive search (every candidate subset built and estimated) on
+   chains, dropout chains, residual nets and attention blocks; the search is a heuristic where
+   the model errs, so elsewhere that is a measured result, not a guarantee.
 """
 from __future__ import annotations
 
@@ -42,11 +42,14 @@ from ..core.errors import HeadraceError
 from ..core.program import Program
 from ..core.variable import Variable
 from ..ops.registry import lookup
-from ..passes.recompute import forward_path
+from ..passes import recompute
 from .estimate import estimate
+from .model import Model
 
 MAX_CANDIDATES = 96
-ROUNDS = 6
+BUILDS = 24        # exact builds per plan; fewer for long programs: 2000 // path length, at least 2
+MOVE = 3           # a neighbouring set moves one checkpoint by up to this many candidates
+PATIENCE = 12      # the local search stops after this many builds that found nothing better
 
 
 class BudgetError(HeadraceError, ValueError):
@@ -58,6 +61,13 @@ class Candidate:
     name: str
     pos: int          # path position of its producer
     nbytes: int
+
+
+@dataclass
+class _Names:
+    """A path op's variable names, read once (what the recompute pass's rules read of an op)."""
+    input_arg_names: list
+    output_arg_names: list
 
 
 class Analysis:
@@ -74,12 +84,19 @@ class Analysis:
         plain, _ = self.build([])
         self.plain = estimate(plain, feed, fetch_list=[loss.name], live_at_peak=False)
         block = plain.global_block()
-        self.path = forward_path(block, [loss.name], self.no_grad)
+        self.path = recompute.forward_path(block, [loss.name], self.no_grad)
+        self.names = [_Names(op.input_arg_names, op.output_arg_names) for op in self.path]
         index = {id(op): i for i, op in enumerate(block.ops)}
         self.flops = [self.plain.flops[index[id(op)]] if id(op) in index else 0 for op in self.path]
-        persist = {v.name for v in plain.list_vars() if v.persistable}
-        self.saved = self._saved(block, persist)
-        self.candidates = self._candidates(persist)
+        self.persist = {v.name for v in plain.list_vars() if v.persistable}
+        self.reads = {}
+        for i, op in enumerate(self.path):
+            for n in op.input_arg_names:
+                self.reads.setdefault(n, []).append(i)
+        self.held = recompute.held_names(block, self.path, [], [loss.name])
+        self.saved = self._saved(block, self.persist)
+        self.candidates = self._candidates(self.persist)
+        self.transient = self._transient(block)
 
     def build(self, checkpoints):
         """A clone of the forward program with its backward (recomputing ``checkpoints``) and, with
@@ -98,6 +115,43 @@ class Analysis:
     def peak(self, checkpoints) -> int:
         program, loss = self.build(checkpoints)
         return estimate(program, self.feed, fetch_list=[loss.name], live_at_peak=False).peak_bytes + self.extra
+
+    def copy_flops(self, held, end, begin=0) -> list:
+        """``[start - begin] -> FLOPs`` of the copies the recompute pass makes for a segment of
+        path positions ``[start, end)`` whose checkpoints are ``held`` (names; ``start`` in
+        ``begin`` .. ``end``).  The pass's own rules decide: ``freed_names``, then ``copied``
+        from the values the gradient ops read as data.  Whether an op at or after ``start`` is
+        copied does not depend on ``start`` (a gradient op reads only values of its own op,
+        written no later than it), so one walk prices every start."""
+        ops = self.names[begin:end]
+        freed, _ = recompute.freed_names(ops, end, self.held | set(held), self.reads,
+                                         self.persist.__contains__)
+        freed = set(freed)
+        kept = recompute.copied(ops, freed, {n for n in freed if n in self.saved})
+        suffix = [0] * (len(ops) + 1)
+        costs = dict((i, self.flops[begin + i]) for i, _ in kept)
+        for i in range(len(ops) - 1, -1, -1):
+            suffix[i] = suffix[i + 1] + costs.get(i, 0)
+        return suffix
+
+    def _transient(self, block):
+        """[path position p] -> the plain step's peak while the gradient ops of path op p run
+        (from the first op reading one of its outputs' gradients to the next such op of another
+        path op); None if the estimate's op order is not the block's."""
+        ops = block.ops
+        if [op.type for op in ops] != self.plain.op_types:
+            return None
+        first = {}
+        for i, op in enumerate(ops):
+            if roles.is_backward(op.attrs.get(roles.ROLE_ATTR, 0)):
+                for n in op.input_arg_names:
+                    first.setdefault(n, i)
+        starts = [min((first[g] for g in map(names.grad_name, op.output_arg_names) if g in first), default=None)
+                  for op in self.path]
+        bounds = sorted(set(s for s in starts if s is not None)) + [len(ops)]
+        after = dict(zip(bounds, bounds[1:]))
+        inside = [step[3] + self.extra for step in self.plain.profile]
+        return [max(inside[s:after[s]]) if s is not None else 0 for s in starts]
 
     def _saved(self, block, persist) -> dict:
         """Forward value -> bytes, for values a gradient op reads as data."""
@@ -129,105 +183,16 @@ class Analysis:
                 del live[n]
             if len(live) == 1:
                 (name, pos), = live.items()
+                # the pass's segments start at a checkpoint's first reader: keep cuts read right
+                # after they are written, so consecutive segments tile the path
+                if pos == 0 or min(self.reads[name]) != pos + 1:
+                    continue
                 if not found or found[-1].name != name:
                     found.append(Candidate(name, pos, self.plain.var_bytes.get(name, 0)))
         if len(found) > MAX_CANDIDATES:
             step = len(found) / MAX_CANDIDATES
             found = [found[int(k * step)] for k in range(MAX_CANDIDATES)]
         return found
-
-
-class Model:
-    """The planner's peak and FLOPs model over candidate sets (step 2 of the module docstring)."""
-
-    def __init__(self, analysis):
-        path, saved = analysis.path, analysis.saved
-        n = len(path)
-        self.pf, self.ps, self.last_saved = [0] * (n + 1), [0] * (n + 1), [-1] * (n + 1)
-        for i, op in enumerate(path):
-            here = sum(saved.get(name, 0) for name in dict.fromkeys(op.output_arg_names))
-            self.pf[i + 1] = self.pf[i] + analysis.flops[i]
-            self.ps[i + 1] = self.ps[i] + here
-            self.last_saved[i + 1] = i if here else self.last_saved[i]
-        self.saved = saved
-        self.cands = analysis.candidates
-        self.n = n
-        self.base = analysis.plain.peak_bytes + analysis.extra - self.ps[n]
-
-    def segment(self, start, cand):
-        """(recompute FLOPs, bytes made live again) of the segment [start, cand.pos + 1)."""
-        end = cand.pos + 1
-        last = self.last_saved[end - 1]      # the last saved writer before the checkpoint's producer
-        flops = self.pf[last + 1] - self.pf[start] if last >= start else 0
-        live = self.ps[end] - self.ps[start] - self.saved.get(cand.name, 0)
-        return flops, max(live, 0)
-
-    def tail(self, cand) -> int:
-        return self.ps[self.n] - self.ps[cand.pos + 1]
-
-    def peak(self, chosen) -> int:
-        """The modelled peak of a set of candidate indices (sorted)."""
-        if not chosen:
-            return self.base + self.ps[self.n]
-        cum, worst, start = 0, 0, 0
-        for k in chosen:
-            cand = self.cands[k]
-            cum += cand.nbytes
-            worst = max(worst, cum + self.segment(start, cand)[1])
-            start = cand.pos + 1
-        return self.base + max(worst, cum + self.tail(self.cands[chosen[-1]]))
-
-    def flops(self, chosen) -> int:
-        total, start = 0, 0
-        for k in chosen:
-            total += self.segment(start, self.cands[k])[0]
-            start = self.cands[k].pos + 1
-        return total
-
-    def search(self, budget):
-        """The candidate indices of least FLOPs whose modelled peak is within ``budget`` (None if
-        no set fits; [] if no checkpoint is needed)."""
-        limit = budget - self.base
-        if self.ps[self.n] <= limit:
-            return []
-        states = []      # per candidate: Pareto front [(cum, flops, back)], cum ascending
-        best = None
-        for k, cand in enumerate(self.cands):
-            options = []
-            f0, r0 = self.segment(0, cand)
-            if cand.nbytes + r0 <= limit:
-                options.append((cand.nbytes, f0, None))
-            for j in range(k):
-                prev = self.cands[j]
-                if prev.pos >= cand.pos:
-                    continue
-                f, r = self.segment(prev.pos + 1, cand)
-                for idx, (cum, fl, _) in enumerate(states[j]):
-                    c = cum + cand.nbytes
-                    if c + r <= limit:
-                        options.append((c, fl + f, (j, idx)))
-            front = _pareto(options)
-            states.append(front)
-            for idx, (cum, fl, _) in enumerate(front):
-                if cum + self.tail(cand) <= limit and (best is None or (fl, cum) < best[0]):
-                    best = ((fl, cum), (k, idx))
-        if best is None:
-            return None
-        chosen, node = [], best[1]
-        while node is not None:
-            k, idx = node
-            chosen.append(k)
-            node = states[k][idx][2]
-        return chosen[::-1]
-
-
-def _pareto(options) -> list:
-    """Options (cum, flops, back) not dominated by another with both less or equal; cum ascending."""
-    front = []
-    for cum, fl, back in sorted(options, key=lambda o: (o[0], o[1])):
-        if not front or fl < front[-1][1]:
-            front.append((cum, fl, back))
-    return front
 
 
 def plan_checkpoints(loss, budget_bytes, feed, no_grad_set=None, extra_bytes=0, optimizer=None) -> list:
@@ -241,29 +206,108 @@ def plan_checkpoints(loss, budget_bytes, feed, no_grad_set=None, extra_bytes=0, 
     if plain <= budget_bytes:
         return []
     model = Model(analysis)
-    tried = {}            # checkpoint names -> exact peak, of every set built
-    target = budget_bytes
-    for _ in range(ROUNDS):
+    tried = {}            # checkpoint names -> (exact peak, FLOPs), of every set built
+    builds = max(2, min(BUILDS, 2000 // max(len(analysis.path), 1)))
+    _search(analysis, model, budget_bytes, tried, builds // 2)
+    _improve(analysis, model, budget_bytes, tried, builds - len(tried))
+    fits = [(flops, ckpts) for ckpts, (peak, flops) in tried.items() if peak <= budget_bytes]
+    if fits:
+        return [loss.block.var(n) for n in min(fits)[1]]
+    ckpts, peak = _smallest_peak(analysis, model, tried)
+    if peak <= budget_bytes:
+        return [loss.block.var(n) for n in ckpts]
+    if peak >= plain:
+        found = "no checkpoint set lowers it"
+    else:
+        found = f"the smallest peak found is {peak} bytes, with checkpoints {list(ckpts)}"
+    raise BudgetError(f"plan_checkpoints: no recompute checkpoints bring the step's peak within "
+                      f"{int(budget_bytes)} bytes; {found} (the plain step needs {plain})")
+
+
+def _search(analysis, model, budget, tried, builds) -> None:
+    """Build the model's choices for a sequence of modelled budgets (``tried``: names -> (exact
+    peak, FLOPs)); at most ``builds`` builds.  Each next modelled budget corrects the budget by
+    the model's error on the set just built (``budget + modelled - exact`` peak); when that is not
+    strictly between the highest modelled budget whose choice fit and the lowest one above it
+    whose choice did not, it bisects between them (or, before any fit, lowers by the excess)."""
+    low, high, target = [], [model.peak([])], budget   # modelled budgets: choice fits / does not
+    for _ in range(builds):
         chosen = model.search(target)
-        if chosen is None:
-            break
-        names = tuple(model.cands[k].name for k in chosen)
-        peak = tried[names] = analysis.peak(names)
-        if peak <= budget_bytes:
-            return [loss.block.var(n) for n in names]
-        target -= peak - budget_bytes
-    names, peak = _smallest_peak(analysis, model)
-    tried[names] = peak
-    fits = [n for n, p in tried.items() if p <= budget_bytes]
-    if fits:              # the model misjudged; a set it built fits: the one it rates cheapest
-        best = min(fits, key=lambda n: model.flops([_index(model, x) for x in n]))
-        return [loss.block.var(n) for n in best]
-    raise BudgetError(f"plan_checkpoints: no recompute checkpoints bring the step's peak within {int(budget_bytes)} "
-                      f"bytes; the smallest peak found is {min(peak, plain)} bytes (the plain step needs {plain})")
+        if chosen is None:               # the model fits nothing here: only higher budgets help
+            low.append(target)
+            chosen = []
+        ckpts = _names(model, chosen)
+        if ckpts not in tried:
+            tried[ckpts] = (analysis.peak(ckpts), model.flops(chosen))
+        peak = tried[ckpts][0]
+        (low if peak <= budget and chosen else high).append(target)
+        fit = max(low, default=None)
+        miss = min((m for m in high if fit is None or m > fit), default=None)
+        if fit is not None and miss is not None and miss - fit <= max(1, budget // 1000):
+            return
+        guess = budget + model.peak(chosen) - peak if chosen else target
+        if fit is None:
+            target = min(guess, target - (peak - budget))
+        elif fit < guess < miss and guess not in low + high:
+            target = guess
+        else:
+            target = (fit + miss) // 2
 
 
-def _index(model, name) -> int:
-    return next(k for k, c in enumerate(model.cands) if c.name == name)
+def _improve(analysis, model, budget, tried, builds) -> None:
+    """Local search with exact checks, over the neighbours of every set built (a checkpoint moved
+    by up to ``MOVE`` candidates, dropped, or one added): build the neighbour of lowest peak —
+    in turn the guessed one (its modelled peak corrected by the model's error on the set it
+    neighbours) and the modelled one; then least FLOPs — among those of fewer FLOPs than the
+    best set that fits (all of them while none fits), until none is left, ``builds`` builds are done, or ``PATIENCE`` builds in
+    a row found neither a cheaper set that fits nor (while none fits) a lower peak."""
+    index = {c.name: k for k, c in enumerate(model.cands)}
+    pool = {}
+
+    def add_neighbours(ckpts):
+        chosen = [index[n] for n in ckpts]
+        error = tried[ckpts][0] - model.peak(chosen)     # the model's error here, assumed nearby too
+        for other in _neighbours(chosen, len(model.cands)):
+            key = _names(model, other)
+            modelled = model.peak(other)
+            if key not in tried and (key not in pool or modelled + error < pool[key][1]):
+                pool[key] = (model.flops(other), modelled + error, modelled)
+
+    def score():       # (FLOPs of the best set that fits, or None; the lowest peak)
+        return (min((f for p, f in tried.values() if p <= budget), default=None),
+                min(p for p, _ in tried.values()))
+
+    for ckpts in list(tried):
+        add_neighbours(ckpts)
+    idle = 0
+    for step in range(builds):
+        before = score()
+        cheaper = [k for k in pool if before[0] is None or pool[k][0] < before[0]]
+        if not cheaper or idle >= PATIENCE:
+            return
+        which = 1 + step % 2            # guessed and modelled peaks in turn
+        ckpts = min(cheaper, key=lambda k: (pool[k][which], pool[k][0]))
+        flops = pool.pop(ckpts)[0]
+        tried[ckpts] = (analysis.peak(ckpts), flops)
+        add_neighbours(ckpts)
+        after = score()
+        idle = 0 if after[0] != before[0] or (after[0] is None and after[1] < before[1]) else idle + 1
+
+
+def _neighbours(chosen, n) -> list:
+    """Sorted index lists one move away from ``chosen`` (see ``_improve``)."""
+    have, out = set(chosen), []
+    for k in chosen:
+        out.append(sorted(have - {k}))
+        for step in range(-MOVE, MOVE + 1):
+            if step and 0 <= k + step < n and k + step not in have:
+                out.append(sorted(have - {k} | {k + step}))
+    out.extend(sorted(have | {k}) for k in range(n) if k not in have)
+    return out
+
+
+def _names(model, chosen) -> tuple:
+    return tuple(model.cands[k].name for k in chosen)
 
 
 def check_budget(budget, what) -> None:
@@ -286,8 +330,9 @@ def _scratch(optimizer):
     return scratch
 
 
-def _smallest_peak(analysis, model) -> tuple:
-    """(names, exact peak) of the set the model rates lowest (found by bisecting its budget)."""
+def _smallest_peak(analysis, model, tried) -> tuple:
+    """(checkpoint names, exact peak) of the lowest exact peak among the sets built and the set
+    the model rates lowest (found by bisecting its budget)."""
     lo, hi = model.base, model.peak([])
     chosen = []
     while hi - lo > max(1, hi // 1000):
@@ -297,5 +342,7 @@ def _smallest_peak(analysis, model) -> tuple:
             lo = mid
         else:
             hi, chosen = mid, found
-    names = tuple(model.cands[k].name for k in chosen)
-    return names, analysis.peak(names)
+    ckpts = tuple(model.cands[k].name for k in chosen)
+    if ckpts not in tried:
+        tried[ckpts] = (analysis.peak(ckpts), model.flops(chosen))
+    return min(((peak, ckpts) for ckpts, (peak, _) in tried.items()), default=(None, ()))[::-1]

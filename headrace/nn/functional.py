@@ -12,6 +12,7 @@ import numbers
 from ..core.errors import ArgTypeError, AttrError, ShapeError, fmt_shape, located
 from ..ops.apply import apply_op, apply_op_single
 from .static_layers import padding_index
+from .metric_ops import accuracy_counts
 from .tensor import _key, cast
 
 
@@ -94,14 +95,9 @@ def cross_entropy_probs(input, label, soft_label=False, ignore_index=-100):
 
 
 def accuracy(input, label, k=1, correct=None, total=None):
-    """Fraction of rows whose label is among the top-``k`` scores (a 0-D float32)."""
-    outputs = {}
-    if correct is not None:
-        outputs["Correct"] = correct
-    if total is not None:
-        outputs["Total"] = total
-    return apply_op("accuracy", {"Out": input, "Label": label}, {"k": int(k)}, outputs or None,
-                    name_key=_key("accuracy"))["Accuracy"][0]
+    """Fraction of rows whose label is among the top-``k`` scores (a 0-D float32); the counts go
+    to ``correct``/``total`` (0-D or shape [1]) when given."""
+    return accuracy_counts(input, label, k, correct, total)
 
 
 # --- pooling -------------------------------------------------------------------------------------

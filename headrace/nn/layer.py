@@ -29,7 +29,7 @@ _PARAMETER_TYPES = (EagerParameter, StaticParameter)
 
 def _camel_to_snake(name: str) -> str:
     name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()      # Conv2D -> conv2d, as the reference
 
 
 class _EagerInitBlock:

@@ -82,23 +82,29 @@ def auc(input, label, curve="ROC", num_thresholds=2 ** 12 - 1, topk=1, slide_ste
         ins_tag_weight=None):
     """``static.auc``: (global AUC, AUC of the last ``slide_steps`` batches, [batch_stat_pos,
     batch_stat_neg, stat_pos, stat_neg]); the counts are persistable int64 variables that
-    accumulate across runs (op ``auc``, ``ops/metric.py``)."""
+    accumulate across runs, in the reference's layout: batch states
+    ``[(1 + slide_steps) * (num_thresholds + 1) + 1]``, global states ``[1, num_thresholds + 1]``
+    (op ``auc``, ``ops/metric.py``).  ``ins_tag_weight`` (float [1, 1]): 0 marks a fake batch that
+    is not counted."""
     from .static_layers import create_global_var
 
-    if ins_tag_weight is not None:
-        raise NotImplementedError("static.auc: ins_tag_weight is not supported")
     if topk != 1:
         raise ValueError(f"static.auc: only topk=1 is supported (as the reference), got {topk}")
     width = int(num_thresholds) + 1
-    rows = max(int(slide_steps), 1)
-    batch_pos = create_global_var([rows, width], 0, "int64", persistable=True)
-    batch_neg = create_global_var([rows, width], 0, "int64", persistable=True)
+    steps = int(slide_steps)
+    if steps < 0:
+        raise ValueError(f"static.auc: slide_steps must be >= 0, got {slide_steps}")
+    batch_pos = create_global_var([(1 + steps) * width + 1], 0, "int64", persistable=True)
+    batch_neg = create_global_var([(1 + steps) * width + 1], 0, "int64", persistable=True)
     stat_pos = create_global_var([1, width], 0, "int64", persistable=True)
     stat_neg = create_global_var([1, width], 0, "int64", persistable=True)
     common = {"curve": curve, "num_thresholds": int(num_thresholds)}
-    batch_auc = apply_op("auc", {"Predict": input, "Label": label, "StatPos": batch_pos, "StatNeg": batch_neg},
-                         {**common, "slide_steps": int(slide_steps)},
+    inputs = {"Predict": input, "Label": label}
+    if ins_tag_weight is not None:
+        inputs["InsTagWeight"] = ins_tag_weight
+    batch_auc = apply_op("auc", {**inputs, "StatPos": batch_pos, "StatNeg": batch_neg},
+                         {**common, "slide_steps": steps},
                          {"StatPosOut": batch_pos, "StatNegOut": batch_neg})["AUC"][0]
-    global_auc = apply_op("auc", {"Predict": input, "Label": label, "StatPos": stat_pos, "StatNeg": stat_neg},
+    global_auc = apply_op("auc", {**inputs, "StatPos": stat_pos, "StatNeg": stat_neg},
                           {**common, "slide_steps": 0}, {"StatPosOut": stat_pos, "StatNegOut": stat_neg})["AUC"][0]
     return global_auc, batch_auc, [batch_pos, batch_neg, stat_pos, stat_neg]

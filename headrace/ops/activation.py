@@ -167,17 +167,25 @@ _CHUNK = 1 << 15   # elements per float64 chunk: a dozen temporaries of it fit i
 
 
 def _float64_chunks(fn, out, *arrays):
-    """``out = fn(*arrays)`` with ``fn`` applied to float64 copies of ``_CHUNK``-element pieces
-    (``out`` may be one of ``arrays``: each piece is read before it is written)."""
+    """``out = fn(*arrays)`` with ``fn`` applied to float64 copies of ``_CHUNK``-element pieces,
+    held in scratch arrays allocated once (``fn`` may overwrite them; ``out`` may be one of
+    ``arrays``: each piece is read before it is written)."""
     flat_out, flats = out.reshape(-1), [a.reshape(-1) for a in arrays]
-    for start in range(0, flat_out.size, _CHUNK):
-        piece = slice(start, start + _CHUNK)
-        np.copyto(flat_out[piece], fn(*(f[piece].astype(np.float64) for f in flats)), casting="same_kind")
+    scratch = [np.empty(min(_CHUNK, flat_out.size)) for _ in arrays]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for start in range(0, flat_out.size, _CHUNK):
+            piece = slice(start, start + _CHUNK)
+            ins = [w[:flat_out[piece].size] for w in scratch]
+            for w, f in zip(ins, flats):
+                np.copyto(w, f[piece])
+            np.copyto(flat_out[piece], fn(*ins), casting="same_kind")
     return out
 
 
 def _gelu32(x64):
-    return x64 * normal_cdf(x64)
+    out = normal_cdf(x64)
+    out *= x64
+    return out
 
 
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
@@ -188,7 +196,7 @@ def _gelu32_grad_from_out(x64, out64, dout64):
     the quotient is Phi to float32 accuracy wherever Out is a normal float32; elsewhere (x = 0,
     tiny |x|, the far left tail) Phi is computed again."""
     again = np.abs(out64) < _FLOAT32_TINY
-    cdf = np.divide(out64, x64, out=np.empty_like(x64), where=~again)
+    cdf = np.divide(out64, x64, out=out64)
     if again.any():
         cdf[again] = normal_cdf(x64[again])
     d = x64 * x64
@@ -305,17 +313,14 @@ def _softmax_infer(ctx):
 
 def softmax(x: np.ndarray, axis: int, buf=None) -> np.ndarray:
     """exp(x - max) / sum(exp(x - max)) along ``axis``; a 0-D input gives 1.  Shared with loss.py.
-    ``buf`` (maybe ``x``): compute in it, only if ``x`` is C-contiguous (so the sums see the
-    same memory order as without it)."""
+    Computed in place in one C-contiguous array: ``buf`` (maybe ``x``) if handed, else a fresh
+    one, so the sums see the same memory order either way."""
     if x.ndim == 0:
         return np.ones_like(x)
-    if buf is None or not x.flags.c_contiguous:
-        shifted = x - np.max(x, axis=axis, keepdims=True)
-        e = np.exp(shifted)
-        return e / np.sum(e, axis=axis, keepdims=True)
-    np.subtract(x, np.max(x, axis=axis, keepdims=True), out=buf)
-    np.exp(buf, out=buf)
-    return np.divide(buf, np.sum(buf, axis=axis, keepdims=True), out=buf)
+    out = np.empty(x.shape, x.dtype) if buf is None else buf
+    np.subtract(x, np.max(x, axis=axis, keepdims=True), out=out)
+    np.exp(out, out=out)
+    return np.divide(out, np.sum(out, axis=axis, keepdims=True), out=out)
 
 
 def _softmax_grad_kernel(ins, attrs, ctx):

@@ -122,7 +122,7 @@ def _infer_matmul(trans_x_attr, trans_y_attr):
 
 
 def _t(a):
-    return np.swapaxes(a, -1, -2)
+    return a.swapaxes(-1, -2)
 
 
 def _mm(a, b, buf=None):

@@ -79,26 +79,30 @@ def _bn_global_stats(attrs) -> bool:
 
 
 def _bn_kernel(ins, attrs, ctx):
+    """Over a [pre, C, post] view (no transposes for NCHW or NHWC), in one fresh array: y = x -
+    mean, var = mean(y * y) per channel (one einsum pass), then y *= Scale / sqrt(var + eps) and
+    y += Bias in place."""
     x, scale, bias, mean, var = ins["X"], ins["Scale"], ins["Bias"], ins["Mean"], ins["Variance"]
     axis = _bn_channel_axis(x.ndim, attrs["data_layout"])
-    reduce_axes = tuple(i for i in range(x.ndim) if i != axis)
-    bshape = [1] * x.ndim
-    bshape[axis] = -1
+    x3 = x.reshape(int(np.prod(x.shape[:axis], dtype=np.int64)), x.shape[axis], -1)
     compute = np.result_type(x.dtype, mean.dtype)
-    xc = x.astype(compute, copy=False)
+    count = compute.type(x3.shape[0] * x3.shape[2])
     eps, momentum = attrs["epsilon"], attrs["momentum"]
     if _bn_global_stats(attrs):
         use_mean, use_var = mean.astype(compute), var.astype(compute)
         mean_out, var_out = mean.copy(), var.copy()
+        y = np.subtract(x3, use_mean.reshape(1, -1, 1), dtype=compute)
     else:
-        use_mean = xc.mean(axis=reduce_axes)
-        use_var = np.square(xc - use_mean.reshape(bshape)).mean(axis=reduce_axes)
+        use_mean = np.sum(x3, axis=(0, 2), dtype=compute) / count
+        y = np.subtract(x3, use_mean.reshape(1, -1, 1), dtype=compute)
+        use_var = np.einsum("pcs,pcs->c", y, y) / count
         mean_out = momentum * mean + (1.0 - momentum) * use_mean
         var_out = momentum * var + (1.0 - momentum) * use_var
     inv_std = 1.0 / np.sqrt(use_var + eps)
-    y = (xc - use_mean.reshape(bshape)) * (inv_std * scale).reshape(bshape) + bias.reshape(bshape)
+    y *= (inv_std * scale).astype(compute, copy=False).reshape(1, -1, 1)
+    y += bias.astype(compute, copy=False).reshape(1, -1, 1)
     stat = mean.dtype
-    return {"Y": y.astype(x.dtype, copy=False),
+    return {"Y": y.reshape(x.shape).astype(x.dtype, copy=False),
             "MeanOut": np.asarray(mean_out, dtype=stat), "VarianceOut": np.asarray(var_out, dtype=stat),
             "SavedMean": np.array(use_mean, dtype=stat), "SavedVariance": np.asarray(inv_std, dtype=stat)}
 
@@ -204,17 +208,20 @@ def _ln_infer(ctx):
 
 
 def _ln_kernel(ins, attrs, ctx):
+    """Per row: y = x - mean, var = mean(y * y), y *= 1 / sqrt(var + eps), then Scale and Bias,
+    all in one fresh array (a pass over memory per step)."""
     x = ins["X"]
     axis = attrs["begin_norm_axis"]
-    stat = np.float32 if x.dtype == np.float16 else x.dtype
-    rows = x.reshape(int(np.prod(x.shape[:axis], dtype=np.int64)), -1).astype(stat, copy=False)
-    mean = rows.mean(axis=1)
-    var = np.square(rows - mean[:, None]).mean(axis=1)
-    y = (rows - mean[:, None]) / np.sqrt(var + attrs["epsilon"])[:, None]
+    stat = np.float32 if x.dtype == np.float16 else x.dtype.type
+    rows = x.reshape(int(np.prod(x.shape[:axis], dtype=np.int64)), -1)
+    mean = rows.mean(axis=1, dtype=stat)
+    y = np.subtract(rows, mean[:, None], dtype=stat)
+    var = np.einsum("ij,ij->i", y, y) / stat(y.shape[1])
+    y *= (1 / np.sqrt(var + stat(attrs["epsilon"])))[:, None]
     if ins.get("Scale") is not None:
-        y = y * ins["Scale"]
+        y *= ins["Scale"]
     if ins.get("Bias") is not None:
-        y = y + ins["Bias"]
+        y += ins["Bias"]
     return {"Y": y.reshape(x.shape).astype(x.dtype, copy=False),
             "Mean": np.asarray(mean, dtype=stat), "Variance": np.asarray(var, dtype=stat)}
 

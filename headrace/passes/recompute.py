@@ -66,9 +66,10 @@ Algorithm (``apply``)
 4. A segment's gradient ops are the block's ops whose ``forward_of`` entry is one of the
    segment's forward ops; their data reads are renamed (``rename_data_reads``), and the first of
    them in block order is where the segment's copies go.
-5. ``copy_ops`` per segment; walking the block from its end, with each segment's copies in
-   front of their place, a copy output no later op reads becomes ``@EMPTY@`` and a copy left
-   with none is dropped; the rest are inserted, role Backward, with their forward op's callsite.
+5. Walking the block from its end, at each segment's place: ``copied`` picks the segment's ops
+   whose freed outputs a later op reads as data (closing over the copies' own reads); their
+   copies (``copy_op``; other outputs ``@EMPTY@``) are inserted, role Backward, with their
+   forward op's callsite.
 """
 from __future__ import annotations
 
@@ -191,6 +192,55 @@ def _replays(op) -> bool:
     return lookup(op.type).input_slot(SEED_SLOT) is not None
 
 
+def held_names(block, path, checkpoints, targets) -> set:
+    """Names never freed whatever the segment (semantics 4): the checkpoints, the targets, names
+    written more than once in the block (a copy could not tell which of its values a reader saw)
+    and the outputs of random ops on ``path`` that cannot replay their draw."""
+    held = set(checkpoints) | set(targets)
+    writer_count = defaultdict(int)
+    for op in block.ops:
+        for name in set(op.output_arg_names):
+            writer_count[name] += 1
+    held.update(n for n, count in writer_count.items() if count > 1)
+    for op in path:
+        if lookup(op.type).random and not _replays(op):
+            held.update(op.output_arg_names)
+    return held
+
+
+def freed_names(ops, hi, held, reads, persistable) -> tuple:
+    """(freed, cross): the names the segment ``ops`` (path positions ending before ``hi``) write
+    that its recompute frees and renames, and those held because a path op at ``hi`` or later
+    reads them (semantics 4); ``reads``: name -> path positions reading it."""
+    freed, cross = {}, {}       # insertion-ordered sets
+    for op in ops:
+        for name in op.output_arg_names:
+            if name in held or name in freed or name in cross or persistable(name):
+                continue
+            if any(pos >= hi for pos in reads.get(name, ())):
+                cross[name] = None
+            else:
+                freed[name] = None
+    return list(freed), list(cross)
+
+
+def copied(ops, freed, live) -> list:
+    """Which of a segment's forward ``ops`` the pass copies (semantics 6), as ``[(index in ops,
+    outputs the copy keeps)]`` in program order: walking back, an op is copied when a ``freed``
+    name it writes is in ``live`` — the freed names read as data after the copies (by the
+    segment's gradient ops; ``live`` is updated with the freed inputs of each copy kept).  The
+    memory planner prices checkpoint sets with this same function."""
+    kept = []
+    for i in range(len(ops) - 1, -1, -1):
+        op = ops[i]
+        outs = [n for n in dict.fromkeys(op.output_arg_names) if n in freed and n in live]
+        if outs:
+            kept.append((i, outs))
+            live.update(n for n in op.input_arg_names if n in freed)
+    kept.reverse()
+    return kept
+
+
 def make_plan(block, targets, no_grad, checkpoints) -> RecomputePlan:
     """Segments and renames for ``checkpoints`` (names); see the module docstring."""
     path = forward_path(block, targets, no_grad)
@@ -213,30 +263,13 @@ def make_plan(block, targets, no_grad, checkpoints) -> RecomputePlan:
         var = block._find_var_recursive(name)
         return var is not None and var.persistable
 
-    always_held = set(cps) | set(targets)
-    # a name written more than once (by any op, on the path or not) is never renamed: a copy
-    # could not tell which of its values a reader saw
-    writer_count = defaultdict(int)
-    for op in block.ops:
-        for name in set(op.output_arg_names):
-            writer_count[name] += 1
-    always_held.update(n for n, count in writer_count.items() if count > 1)
-    for op in path:
-        if lookup(op.type).random and not _replays(op):
-            always_held.update(op.output_arg_names)
+    always_held = held_names(block, path, cps, targets)
     segments, segment_of, cross = [], {}, set()
     for k, (lo, hi) in enumerate(ranges):
         seg = Segment(len(ranges) - 1 - k, path[lo:hi])
-        written = []
-        for op in seg.ops:
-            written.extend(n for n in op.output_arg_names if n not in written)
-        for name in written:
-            if name in always_held or persistable(name):
-                continue
-            if any(pos >= hi for pos in reads.get(name, ())):
-                cross.add(name)
-                continue
-            seg.rename[name] = names.recompute_name(name, seg.index)
+        freed, crossing = freed_names(seg.ops, hi, always_held, reads, persistable)
+        cross.update(crossing)
+        seg.rename = {name: names.recompute_name(name, seg.index) for name in freed}
         segments.append(seg)
         for op in seg.ops:
             segment_of[id(op)] = seg
@@ -283,18 +316,15 @@ def create_recomputed_vars(block, plan) -> None:
                              stop_gradient=var.stop_gradient)
 
 
-def copy_ops(seg) -> list:
-    """The segment's forward ops as ops that write the recomputed names (see module docstring)."""
-    copies = []
+def copy_op(fwd, seg, outs) -> GradOp:
+    """The copy of forward op ``fwd`` of ``seg``: it reads the recomputed names and writes those
+    of ``outs`` (its other outputs become ``@EMPTY@``: a copy never rewrites a checkpoint or a
+    persistable such as batch_norm's running mean)."""
     skip = (roles.ROLE_ATTR, roles.ROLE_VAR_ATTR, roles.BUFFER_ATTR)
-    for op in seg.ops:
-        outs = {slot: [seg.rename.get(n, EMPTY_VAR_NAME) for n in ns] for slot, ns in op.outputs.items()}
-        if all(n == EMPTY_VAR_NAME for ns in outs.values() for n in ns):
-            continue
-        ins = {slot: [seg.rename.get(n, n) for n in ns] for slot, ns in op.inputs.items()}
-        attrs = {k: v for k, v in op.attrs.items() if k not in skip}
-        copies.append((GradOp(op.type, ins, outs, attrs), op))
-    return copies
+    outputs = {slot: [seg.rename[n] if n in outs else EMPTY_VAR_NAME for n in ns] for slot, ns in fwd.outputs.items()}
+    inputs = {slot: [seg.rename.get(n, n) for n in ns] for slot, ns in fwd.inputs.items()}
+    attrs = {k: v for k, v in fwd.attrs.items() if k not in skip}
+    return GradOp(fwd.type, inputs, outputs, attrs)
 
 
 def rename_data_reads(op, seg) -> None:
@@ -348,21 +378,16 @@ def _declare_before_backward(block, new) -> None:
 
 
 def _live_copies(block, segment_at) -> dict:
-    """Segment -> its copies that some later op reads (``segment_at``: id of the op the segment's
-    copies go in front of -> Segment); outputs nobody reads later are ``@EMPTY@``."""
+    """Segment -> [(copy, forward op)] of the copies some later op reads (``segment_at``: id of
+    the op the segment's copies go in front of -> Segment), chosen by ``copied``."""
     live, kept = set(), {}
     for op in reversed(block.ops):
         live.update(op.input_arg_names)
         seg = segment_at.get(id(op))
         if seg is None:
             continue
-        kept[seg] = []
-        for copy, fwd in reversed(copy_ops(seg)):
-            outs = {slot: [n if n in live else EMPTY_VAR_NAME for n in ns] for slot, ns in copy.outputs.items()}
-            if all(n == EMPTY_VAR_NAME for ns in outs.values() for n in ns):
-                continue
-            copy.outputs = outs
+        read = {n for n, new in seg.rename.items() if new in live}
+        kept[seg] = [(copy_op(seg.ops[i], seg, set(outs)), seg.ops[i]) for i, outs in copied(seg.ops, seg.rename, read)]
+        for copy, _ in kept[seg]:
             live.update(n for ns in copy.inputs.values() for n in ns)
-            kept[seg].append((copy, fwd))
-        kept[seg].reverse()
     return kept

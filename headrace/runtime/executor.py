@@ -59,6 +59,8 @@ class Executor:
             raise TypeError(f"Executor.run: program must be a Program, got {type(program).__name__}")
         scope = scope if scope is not None else global_scope()
         feed = {} if feed is None else feed
+        if isinstance(feed, (list, tuple)) and len(feed) == 1:
+            feed = feed[0]   # one feed dict per place (what DataLoader yields); a Program has one place
         if not isinstance(feed, dict):
             raise TypeError(f"Executor.run: feed must be a dict of name -> array, got {type(feed).__name__}")
         fetch_names = self._fetch_names(program, fetch_list)
