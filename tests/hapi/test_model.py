@@ -253,7 +253,6 @@ class PointsDataset(paddle.io.Dataset):
         return len(self.x)
 
 
-@pytest.mark.skipif(not hasattr(paddle.io, "DataLoader"), reason="paddle.io.DataLoader (issue 17, io part) not merged")
 @pytest.mark.parametrize("static", [False, True])
 def test_fit_on_a_dataset_batches_it_with_a_dataloader(fresh_programs, static):
     """A Dataset goes through paddle.io.DataLoader (batch_size, shuffle, drop_last, num_workers):
@@ -287,7 +286,6 @@ def test_fit_on_a_dataset_batches_it_with_a_dataloader(fresh_programs, static):
         assert pred[0].shape == (40, 2)
 
 
-@pytest.mark.skipif(not callable(getattr(paddle, "summary", None)), reason="paddle.summary (issue 17) not merged")
 def test_model_summary(eager, capsys):
     m = model()
     info = m.summary()

@@ -11,12 +11,9 @@ matplotlib.use("Agg")
 
 @pytest.fixture
 def user_session(fresh_programs, tmp_path, monkeypatch):
-    try:
-        import headrace.dataset.common as common
-    except ImportError:         # the datasets part of issue 17 is not merged yet (tests needing it skip)
-        common = None
-    if common is not None:
-        monkeypatch.setattr(common, "DATA_HOME", str(tmp_path / "data"))
+    import headrace.dataset.common as common
+
+    monkeypatch.setattr(common, "DATA_HOME", str(tmp_path / "data"))
     monkeypatch.chdir(tmp_path)
     with context.static_mode_guard(False):
         yield tmp_path

@@ -5,11 +5,7 @@ paddle.metric.accuracy; evaluation; inference), verbatim with the imports change
 written for 2.5+ semantics (marked "changed": the tutorial's output shows it ran on Paddle 2.2)."""
 import numpy as np
 
-from ._deps import require
-
-require('tests.datafiles', 'headrace.vision.datasets', 'headrace.metric', attrs=['io.DataLoader', 'metric.accuracy'])
-
-from tests import datafiles  # noqa: E402
+from tests import datafiles
 
 
 def test_eager_training_loop_with_a_dataloader(user_session, capsys):

@@ -3,11 +3,7 @@ the complete program of section 三, "实践：手写数字识别任务"), verba
 vision MNIST + Normalize, paddle.vision.models.LeNet in paddle.Model, Adam, CrossEntropyLoss,
 paddle.metric.Accuracy, fit/evaluate, save/load and predict_batch."""
 
-from ._deps import require
-
-require('tests.datafiles', 'headrace.vision.datasets', 'headrace.vision.models', 'headrace.metric', attrs=['io.DataLoader'])
-
-from tests import datafiles  # noqa: E402
+from tests import datafiles
 
 
 def test_quick_start(user_session, capsys):

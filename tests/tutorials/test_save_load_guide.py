@@ -10,11 +10,9 @@ import os
 import numpy as np
 import pytest
 
-from ._deps import require
 
 
 def test_dygraph_state_dicts(user_session, capsys):
-    require(attrs=["io.DataLoader"])
     import numpy as np  # noqa: F811
     import headrace as paddle
     import headrace.nn as nn
@@ -173,7 +171,6 @@ def test_model_save_and_load(user_session):
     reference's jit export, which headrace lacks: a clear NotImplementedError.  (With ``dynamic =
     False`` the example feeds 1x28x28 images to an InputSpec of [None, 784], which static mode
     refuses, in the reference too; tests/hapi/test_model_save.py covers static Model.save/load.)"""
-    require("tests.datafiles", "headrace.vision.datasets", "headrace.vision.transforms", attrs=["io.DataLoader"])
     from tests import datafiles
 
     datafiles.write_mnist(user_session / "data" / "mnist", train=64, test=8)
