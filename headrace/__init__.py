@@ -74,7 +74,7 @@ __all__ += ["Model", "callbacks", "create_parameter", "hapi"]
 __all__ += ["batch", "reader"]
 __all__ += _paddle_ops.__all__ + ["double", "float", "get_device", "half", "linalg", "set_device"]
 
-# issue 17 (metric helper): paddle.metric, paddle.vision (the model zoo), paddle.summary / paddle.flops
-from . import metric, vision  # noqa: E402,F811  (vision is imported above too, with the datasets)
+# issue 17: paddle.metric, paddle.summary / paddle.flops (and paddle.vision, imported above)
+from . import metric  # noqa: E402  (vision is imported above, with the datasets)
 from .hapi import flops, summary  # noqa: E402
 __all__ += ["flops", "metric", "summary", "vision"]
