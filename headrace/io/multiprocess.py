@@ -21,6 +21,7 @@ close the pipes and queues, so no worker process or zombie is left.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -47,6 +48,22 @@ class DataLoaderWorkerError(HeadraceError, RuntimeError):
 def _context():
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+@contextlib.contextmanager
+def _sigint_blocked():
+    """Block SIGINT in this thread while a worker is started: the child inherits the mask, so a
+    Ctrl-C between its start and its ``SIG_IGN`` stays pending (and is then ignored) instead of
+    raising ``KeyboardInterrupt`` in the half-started worker.  The parent gets a pending SIGINT
+    as soon as the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _signal_name(number: int) -> str:
@@ -77,7 +94,8 @@ class MultiProcessIter:
             for w in range(n):
                 proc = ctx.Process(target=worker_loop, name=f"DataLoader worker {w}", daemon=True,
                                    args=(loader, w, self._base_seed, pipes[w][0], self._result_queues[w]))
-                proc.start()
+                with _sigint_blocked():     # a Ctrl-C cannot hit the child before it ignores SIGINT
+                    proc.start()
                 self._workers.append(proc)
             for receive, _ in pipes:
                 receive.close()

@@ -88,6 +88,8 @@ def worker_loop(loader, worker_id, base_seed, index_pipe, result_queue):
     """The body of worker process ``worker_id`` (see the module docstring)."""
     global _worker_info
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):      # the parent blocked SIGINT around our start
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     parent = os.getppid()
     try:
         seed_worker(base_seed, worker_id)
