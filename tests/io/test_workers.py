@@ -43,6 +43,14 @@ def _gone(pids):
     return multiprocessing.active_children() == []
 
 
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return os.waitpid(pid, os.WNOHANG) == (0, 0)
+
+
 def _pids(it):
     return [p.pid for p in it._workers]
 
@@ -252,7 +260,8 @@ def test_ctrl_c_in_the_loop_shuts_down(dygraph):
             if k == 2:
                 os.kill(os.getpid(), signal.SIGINT)
                 time.sleep(1)
-    assert len(pids) == 2
+    assert len(pids) == 2 and all(_alive(pid) for pid in pids)   # SIGINT did not kill them
+    del it                                                       # the loop's iterator is dropped
     gc.collect()
     assert _gone(pids)
 
