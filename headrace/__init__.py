@@ -41,6 +41,10 @@ from . import reader  # noqa: E402  (issue 17: the 1.x reader decorators and pad
 from .reader.batch import batch  # noqa: E402
 from . import dataset, text, vision  # noqa: E402,F401  (issue 17: datasets, transforms)
 
+from . import callbacks, hapi  # noqa: E402  (issue 17: paddle.Model and paddle.callbacks)
+from .hapi import Model  # noqa: E402
+from .static.param import create_parameter  # noqa: E402  (paddle.create_parameter, both modes)
+
 __version__ = "0.1.0"
 
 
@@ -66,6 +70,7 @@ __all__ = [
     "zeros_like",
     "get_flags", "set_flags",
 ]
+__all__ += ["Model", "callbacks", "create_parameter", "hapi"]
 __all__ += ["batch", "reader"]
 __all__ += _paddle_ops.__all__ + ["double", "float", "get_device", "half", "linalg", "set_device"]
 

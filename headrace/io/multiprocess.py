@@ -21,6 +21,7 @@ close the pipes and queues, so no worker process or zombie is left.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -49,15 +50,20 @@ def _context():
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
-def _block_sigint():
+@contextlib.contextmanager
+def _sigint_blocked():
+    """Block SIGINT in this thread while a worker is started: the child inherits the mask, so a
+    Ctrl-C between its start and its ``SIG_IGN`` stays pending (and is then ignored) instead of
+    raising ``KeyboardInterrupt`` in the half-started worker.  The parent gets a pending SIGINT
+    as soon as the block ends."""
     if not hasattr(signal, "pthread_sigmask"):
-        return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-
-
-def _restore_sigint(previous) -> None:
-    if previous is not None and signal.SIGINT not in previous:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _signal_name(number: int) -> str:
@@ -84,20 +90,16 @@ class MultiProcessIter:
         self._workers = []
         self.closed = False
         _LIVE.add(self)
-        # SIGINT stays blocked while the workers start (they inherit the mask and unblock it once
-        # they ignore it), so a Ctrl-C then cannot kill one in multiprocessing's bootstrap
-        masked = _block_sigint()
         try:
             for w in range(n):
                 proc = ctx.Process(target=worker_loop, name=f"DataLoader worker {w}", daemon=True,
                                    args=(loader, w, self._base_seed, pipes[w][0], self._result_queues[w]))
-                proc.start()
+                with _sigint_blocked():     # a Ctrl-C cannot hit the child before it ignores SIGINT
+                    proc.start()
                 self._workers.append(proc)
             for receive, _ in pipes:
                 receive.close()
-            _restore_sigint(masked)     # a Ctrl-C that came meanwhile is raised here
         except BaseException:
-            _restore_sigint(masked)
             self.shutdown()
             raise
         self._epoch = 0

@@ -91,7 +91,7 @@ def worker_loop(loader, worker_id, base_seed, index_pipe, result_queue):
     """The body of worker process ``worker_id`` (see the module docstring)."""
     global _worker_info
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):     # blocked by the parent while it started us
+    if hasattr(signal, "pthread_sigmask"):      # the parent blocked SIGINT around our start
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     parent = os.getppid()
     tasks = queue.SimpleQueue()

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import headrace as paddle
+from tests.vision.steps import check_static_sgd_step
 import headrace.static as static
 from headrace.core import context
 from headrace.vision import models
@@ -141,24 +142,7 @@ def test_one_training_step_eager_and_static(name, build, shape):
 
     # static: the step itself is checked (w1 = w0 - lr * grad for every parameter); a loss-decrease
     # check depends on the random init for the deep nets with batch norm (ResNet-50 went up once)
-    with context.static_mode_guard(True):
-        main, startup = static.Program(), static.Program()
-        with static.program_guard(main, startup):
-            out = build()(static.data("image", shape, "float32"))
-            static_loss = paddle.mean(out * out)
-            paddle.optimizer.SGD(learning_rate=1e-3).minimize(static_loss)
-        scope = static.Scope()
-        exe = static.Executor(static.CPUPlace())
-        exe.run(startup, scope=scope)
-        params = [p.name for p in main.all_parameters() if p.trainable]
-        w0 = [np.array(scope.find_var(n).get_tensor()).copy() for n in params]
-        fetched = exe.run(main, feed={"image": x}, fetch_list=[static_loss] + [n + "@GRAD" for n in params],
-                          scope=scope)
-        w1 = [np.array(scope.find_var(n).get_tensor()) for n in params]
-    assert np.isfinite(fetched[0]) and len(params) == len(before)
-    for a, b, g in zip(w0, w1, fetched[1:]):
-        assert np.any(g != 0)
-        np.testing.assert_allclose(b, a - 1e-3 * g, rtol=1e-6, atol=1e-7)
+    assert check_static_sgd_step(build, x, 1e-3) == len(before)
 
 
 def _resnet_steps(checkpoint_stages, steps=2):
