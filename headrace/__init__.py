@@ -37,7 +37,13 @@ _paddle_ops.bind()
 from .framework import load, save  # noqa: E402  (saving and loading, issue 14)
 from . import amp, autograd  # noqa: E402  (issue 16: eager autograd and AMP names)
 from .autograd import grad  # noqa: E402
+from . import reader  # noqa: E402  (issue 17: the 1.x reader decorators and paddle.batch)
+from .reader.batch import batch  # noqa: E402
 from . import dataset, text, vision  # noqa: E402,F401  (issue 17: datasets, transforms)
+
+from . import callbacks, hapi  # noqa: E402  (issue 17: paddle.Model and paddle.callbacks)
+from .hapi import Model  # noqa: E402
+from .static.param import create_parameter  # noqa: E402  (paddle.create_parameter, both modes)
 
 __version__ = "0.1.0"
 
@@ -64,9 +70,11 @@ __all__ = [
     "zeros_like",
     "get_flags", "set_flags",
 ]
+__all__ += ["Model", "callbacks", "create_parameter", "hapi"]
+__all__ += ["batch", "reader"]
 __all__ += _paddle_ops.__all__ + ["double", "float", "get_device", "half", "linalg", "set_device"]
 
-# issue 17 (metric helper): paddle.metric, paddle.vision (the model zoo), paddle.summary / paddle.flops
-from . import metric  # noqa: E402  (vision is imported above)
+# issue 17: paddle.metric, paddle.summary / paddle.flops (and paddle.vision, imported above)
+from . import metric  # noqa: E402  (vision is imported above, with the datasets)
 from .hapi import flops, summary  # noqa: E402
 __all__ += ["flops", "metric", "summary", "vision"]

@@ -1,15 +1,15 @@
-"""The demo: train a small convolutional classifier on scikit-learn's handwritten digits.
+"""The demo: train a small convolutional classifier on scikit-learn's handwritten digits, the 2.x way.
 
     python -m headrace.demo [--epochs N] [--batch-size B] [--learning-rate LR] [--seed S]
 
 The data set (1,797 8x8 grey images of the digits 0-9) ships inside scikit-learn, so nothing is
-downloaded.  The network is declared once as a static Program (conv -> batch norm -> relu ->
-max-pool -> fc with dropout -> fc); ``Adam.minimize`` appends the backward and the update ops;
-the Executor runs one training step per mini-batch.  Each epoch prints a progress bar, then the
-mean training loss and accuracy and the accuracy on a held-out quarter of the images, measured
-with a test clone of the program (dropout off, batch norm on its moving statistics).  At the end
-the trained model is saved as an inference model (``static.save_inference_model``) and a fresh
-Python process loads it (``static.load_inference_model``) and reports its test accuracy.
+downloaded.  It is wrapped in a ``paddle.io.Dataset`` and batched by the ``paddle.io.DataLoader``
+that ``paddle.Model.fit`` builds; the network is an ``nn.Sequential`` (conv -> batch norm -> relu
+-> max-pool -> fc with dropout -> fc) run in eager mode.  ``fit`` prints a progress bar per epoch
+(loss, accuracy, time per step, samples/s, ETA) and evaluates ``paddle.metric.Accuracy`` on a
+held-out quarter of the images after every epoch; ``ModelCheckpoint`` saves the model
+(``<dir>/<epoch>.pdparams``/``.pdopt`` and ``<dir>/final``).  At the end a fresh Python process
+builds the same network, loads ``final`` with ``Model.load`` and reports its test accuracy.
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ import time
 import numpy as np
 
 import headrace as paddle
-import headrace.static as static
-from headrace.nn import functional as F
+from headrace import nn
+from headrace.static import InputSpec
 
 
 def load_digits_split(seed: int, test_fraction: float = 0.25):
@@ -41,99 +41,85 @@ def load_digits_split(seed: int, test_fraction: float = 0.25):
     return (images[train], labels[train]), (images[test], labels[test])
 
 
-def build(seed: int, learning_rate: float):
-    main, startup = static.Program(), static.Program()
-    main.random_seed = startup.random_seed = seed
-    with static.program_guard(main, startup):
-        image = static.data("image", [-1, 1, 8, 8], "float32")
-        label = static.data("label", [-1, 1], "int64")
-        h = static.nn.conv2d(image, num_filters=16, filter_size=3, padding=1)
-        h = static.nn.batch_norm(h, act="relu")
-        h = F.max_pool2d(h, kernel_size=2, stride=2)                 # 16 x 4 x 4
-        h = static.nn.fc(h, size=64, activation="relu")
-        h = F.dropout(h, p=0.2)
-        logits = static.nn.fc(h, size=10)
-        loss = paddle.mean(F.cross_entropy(logits, label, reduction="none"))
-        probs = F.softmax(logits)
-        accuracy = static.accuracy(probs, label)
-        test_program = main.clone(for_test=True)
-        paddle.optimizer.Adam(learning_rate=learning_rate).minimize(loss)
-    main.inference_io = (image, probs)   # what save_inference_model feeds and fetches
-    return main, startup, test_program, loss, accuracy
+class Digits(paddle.io.Dataset):
+    """(image 1 x 8 x 8 float32, label [1] int64) pairs from two arrays."""
+
+    def __init__(self, images, labels):
+        super().__init__()
+        self.images, self.labels = images, labels
+
+    def __getitem__(self, index):
+        return self.images[index], self.labels[index]
+
+    def __len__(self):
+        return len(self.images)
 
 
-def progress(epoch: int, epochs: int, done: int, total: int, width: int = 30) -> None:
-    """Redraw the epoch's bar in place on a terminal; in a log (not a TTY) draw it once, full."""
-    if done < total and not sys.stdout.isatty():
-        return
-    filled = width * done // total
-    bar = "#" * filled + "-" * (width - filled)
-    sys.stdout.write(f"\repoch {epoch:2d}/{epochs} [{bar}] {done}/{total} batches")
-    sys.stdout.flush()
+def build_model(learning_rate: float | None = None):
+    """The network in a ``paddle.Model``, prepared with Adam (when ``learning_rate`` is given),
+    cross entropy and accuracy."""
+    net = nn.Sequential(
+        nn.Conv2D(1, 16, 3, padding=1), nn.BatchNorm2D(16), nn.ReLU(),
+        nn.MaxPool2D(kernel_size=2, stride=2),                      # 16 x 4 x 4
+        nn.Flatten(), nn.Linear(256, 64), nn.ReLU(), nn.Dropout(0.2),
+        nn.Linear(64, 10))
+    model = paddle.Model(net, [InputSpec([None, 1, 8, 8], "float32", "image")],
+                         [InputSpec([None, 1], "int64", "label")])
+    optimizer = None if learning_rate is None else paddle.optimizer.Adam(learning_rate, parameters=net.parameters())
+    model.prepare(optimizer, nn.CrossEntropyLoss(), paddle.metric.Accuracy())
+    return model
 
 
-def evaluate(exe, program, scope, data, loss, accuracy, batch_size=256):
-    images, labels = data
-    losses, correct = [], 0.0
-    for start in range(0, len(images), batch_size):
-        x, y = images[start:start + batch_size], labels[start:start + batch_size]
-        lv, av = exe.run(program, feed={"image": x, "label": y}, fetch_list=[loss, accuracy], scope=scope)
-        losses.append(float(lv) * len(x))
-        correct += float(av) * len(x)
-    return sum(losses) / len(images), correct / len(images)
+class History(paddle.callbacks.Callback):
+    """Per epoch: (mean training loss, training accuracy, test accuracy)."""
+
+    def __init__(self):
+        super().__init__()
+        self.epochs = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._loss, self._seen = 0.0, 0
+
+    def on_train_batch_end(self, step, logs=None):
+        self._loss += logs["loss"][0] * logs["batch_size"]
+        self._seen += logs["batch_size"]
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._train = (self._loss / self._seen, float(logs["acc"]))
+
+    def on_eval_end(self, logs=None):
+        self.epochs.append(self._train + (float(logs["acc"]),))
+        print(f"  loss {self._train[0]:.4f}  train acc {self._train[1]:.3f}  test acc {self.epochs[-1][2]:.3f}")
 
 
 def train(train_data, test_data, epochs: int, batch_size: int, seed: int, learning_rate: float,
-          save_prefix: str | None = None) -> list:
-    """Train on ``train_data`` ((images N x 1 x 8 x 8 float32, labels N x 1 int64)); print a bar
-    and one line per epoch; return ``[(mean loss, train accuracy, test accuracy)]`` per epoch.
-    With ``save_prefix`` the trained model is saved there as an inference model."""
-    main_program, startup, test_program, loss, accuracy = build(seed, learning_rate)
+          save_dir: str | None = None, verbose: int = 1) -> list:
+    """Train on ``train_data`` ((images N x 1 x 8 x 8 float32, labels N x 1 int64)) with
+    ``Model.fit``; return ``[(mean loss, train accuracy, test accuracy)]`` per epoch.  With
+    ``save_dir`` the checkpoints (``0`` ... and ``final``) are written there."""
+    paddle.seed(seed)
+    model = build_model(learning_rate)
     print(f"digits: {len(train_data[0])} training and {len(test_data[0])} test images of 8x8; "
-          f"{len(main_program.global_block().ops)} ops per training step")
-    scope = static.Scope()
-    exe = static.Executor(paddle.CPUPlace())
-    exe.run(startup, scope=scope)
-    rng = np.random.default_rng(seed)
-    images, labels = train_data
-    batches = (len(images) + batch_size - 1) // batch_size
-    history = []
-    for epoch in range(1, epochs + 1):
-        order = rng.permutation(len(images))
-        seen, loss_sum, correct = 0, 0.0, 0.0
-        for b in range(batches):
-            index = order[b * batch_size:(b + 1) * batch_size]
-            lv, av = exe.run(main_program, feed={"image": images[index], "label": labels[index]},
-                             fetch_list=[loss, accuracy], scope=scope)
-            seen += len(index)
-            loss_sum += float(lv) * len(index)
-            correct += float(av) * len(index)
-            progress(epoch, epochs, b + 1, batches)
-        _, test_acc = evaluate(exe, test_program, scope, test_data, loss, accuracy)
-        history.append((loss_sum / seen, correct / seen, test_acc))
-        print(f"  loss {loss_sum / seen:.4f}  train acc {correct / seen:.3f}  test acc {test_acc:.3f}")
-    if save_prefix is not None:
-        with static.scope_guard(scope):
-            image, probs = main_program.inference_io
-            static.save_inference_model(save_prefix, [image], [probs], exe, program=main_program)
-    return history
+          f"{sum(int(np.prod(p.shape)) for p in model.parameters())} parameters")
+    history = History()
+    model.fit(Digits(*train_data), Digits(*test_data), batch_size=batch_size, epochs=epochs, verbose=verbose,
+              log_freq=10, save_dir=save_dir, save_freq=epochs, callbacks=[history])
+    return history.epochs
 
 
-def evaluate_saved(model_prefix: str, data_path: str) -> float:
-    """Load the inference model ``train`` saved and return its accuracy on the saved test data."""
-    paddle.enable_static()
-    exe = static.Executor(paddle.CPUPlace())
-    program, feeds, fetches = static.load_inference_model(model_prefix, exe)
+def evaluate_saved(checkpoint: str, data_path: str) -> float:
+    """Build the network, ``Model.load`` the checkpoint and return its accuracy on the saved test data."""
+    model = build_model()
+    model.load(checkpoint)
     data = np.load(data_path)
-    probs = exe.run(program, feed={feeds[0]: data["images"]}, fetch_list=fetches)[0]
-    return float(np.mean(np.argmax(probs, axis=1) == data["labels"][:, 0]))
+    return float(model.evaluate(Digits(data["images"], data["labels"]), batch_size=256, verbose=0)["acc"])
 
 
-def reload_in_fresh_process(model_prefix: str, test_data) -> str:
+def reload_in_fresh_process(checkpoint: str, test_data) -> str:
     """Run ``evaluate_saved`` in a new Python process; return what it printed."""
-    data_path = model_prefix + "_test_data.npz"
+    data_path = checkpoint + "_test_data.npz"
     np.savez(data_path, images=test_data[0], labels=test_data[1])
-    done = subprocess.run([sys.executable, "-m", "headrace.demo", "--evaluate-saved", model_prefix, data_path],
+    done = subprocess.run([sys.executable, "-m", "headrace.demo", "--evaluate-saved", checkpoint, data_path],
                           capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
         raise RuntimeError(f"reloading the saved model failed:\n{done.stderr}")
@@ -146,22 +132,20 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--learning-rate", type=float, default=0.005)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--evaluate-saved", nargs=2, metavar=("MODEL_PREFIX", "TEST_DATA"),
+    parser.add_argument("--evaluate-saved", nargs=2, metavar=("CHECKPOINT", "TEST_DATA"),
                         help="load a saved model and print its accuracy on the test data (used by the demo)")
     args = parser.parse_args(argv)
     if args.evaluate_saved:
         print(f"reloaded in a fresh process: test acc {evaluate_saved(*args.evaluate_saved):.3f}")
         return 0
-    paddle.enable_static()  # the demo builds a static program (headrace starts in dygraph mode)
+    paddle.disable_static()
     train_data, test_data = load_digits_split(args.seed)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        prefix = os.path.join(tmp, "digits")
-        train(train_data, test_data, args.epochs, args.batch_size, args.seed, args.learning_rate, prefix)
+        train(train_data, test_data, args.epochs, args.batch_size, args.seed, args.learning_rate, save_dir=tmp)
         elapsed = time.perf_counter() - started
-        print(f"trained {args.epochs} epochs in {elapsed:.1f} s; peak runtime memory "
-              f"{paddle.device.cpu.max_memory_allocated() / 2**20:.2f} MiB; saved {prefix}.pdmodel/.pdiparams")
-        print(reload_in_fresh_process(prefix, test_data))
+        print(f"trained {args.epochs} epochs in {elapsed:.1f} s; checkpoints {sorted(os.listdir(tmp))}")
+        print(reload_in_fresh_process(os.path.join(tmp, "final"), test_data))
     return 0
 
 

@@ -29,6 +29,7 @@ def test_readme_python_blocks_run(capsys):
     # the fluid 1.x / eager autograd example
     assert re.search(r"^Cost -?\d+\.\d{6} \(1,\) True$", out, flags=re.M), out
     assert "[2. 4. 6.] [ 4.  8. 12.]" in out
+    assert "hapi accuracy above 0.9: True" in out      # the paddle.Model example
     # the data loading example (paddle.io)
     assert "4 [4, 4] int64" in out
     assert "[['image', 'label'], ['image', 'label']]\n[True, True]" in out

@@ -16,13 +16,21 @@ What it does not change: shape, dtype, memory, indexing (``loss[0]`` is the NumP
 ndarrays (``__array_ufunc__`` / ``__array_function__`` unwrap it), so ``loss * 2``,
 ``np.mean(...)``, ``np.concatenate(...)`` give the same type as for any array; only methods that
 keep the array (``copy()``, ``reshape()``, ``astype()``, slicing) keep the subclass.  Arrays of
-any other size are returned unchanged.
+any other size are returned unchanged, except a column of size-1 rows (below).
+
+Rows of a column (book chapters, issue 17).  1.x programs print a fetched prediction column of
+shape ``[n, 1]`` row by row: ``for i, val in enumerate(results[0]): print("%.2f" % val)``; each row
+is an array of one element, which NumPy >= 2.4 refuses to format.  ``scalar_like`` therefore
+returns an array of two or more dims whose rows hold one element each (shape ``[n, 1]``,
+``[n, 1, 1]``) as a :class:`ScalarRows` view: indexing or iterating it gives its rows as
+``ScalarArray`` views.  Everything else is as for ``ScalarArray`` (arithmetic and NumPy functions
+return plain arrays; ``float()`` of the whole column still fails unless ``n == 1``).
 """
 import numpy as np
 
 
 def _plain(value):
-    if isinstance(value, ScalarArray):
+    if isinstance(value, (ScalarArray, ScalarRows)):
         return value.view(np.ndarray)
     if isinstance(value, (list, tuple)):
         return type(value)(_plain(v) for v in value)
@@ -72,8 +80,30 @@ class ScalarArray(np.ndarray):
         return func(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()})
 
 
+class ScalarRows(np.ndarray):
+    """A column of size-1 rows whose rows convert to Python scalars (see the module docstring)."""
+
+    def __getitem__(self, index):
+        item = np.ndarray.__getitem__(self.view(np.ndarray), index)
+        return scalar_like(item) if isinstance(item, np.ndarray) else item
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self):
+        return repr(self.view(np.ndarray))
+
+    __array_ufunc__ = ScalarArray.__array_ufunc__
+    __array_function__ = ScalarArray.__array_function__
+
+
 def scalar_like(value):
-    """``value`` as a :class:`ScalarArray` view if it is an ndarray of one element, else unchanged."""
-    if type(value) is np.ndarray and value.size == 1:
+    """``value`` as a :class:`ScalarArray` view if it is an ndarray of one element, as a
+    :class:`ScalarRows` view if it is a column of one-element rows, else unchanged."""
+    if type(value) is not np.ndarray:
+        return value
+    if value.size == 1:
         return value.view(ScalarArray)
+    if value.ndim >= 2 and value.size == len(value):
+        return value.view(ScalarRows)
     return value

@@ -29,9 +29,13 @@ from .input import embedding
 from .dygraph import load_dygraph, save_dygraph  # the 1.x dygraph checkpoint pair
 from . import metrics  # issue 17: fluid.metrics (the 1.x Python metrics)
 
+from ..reader.data_feeder import DataFeeder  # issue 17: the 1.x data path
+from ..runtime.lod import create_lod_tensor
+from ..runtime import cpu_places, cuda_places
+
 _prefer_static_default()
 
-__all__ = ["io", "load_dygraph", "save_dygraph", "Layer", "embedding", "input", "nets", "BuildStrategy", "CompiledProgram", "ExecutionStrategy", "compiler", "is_compiled_with_cuda", "Embedding", "Linear", "clip", "dygraph", "backward", "regularizer", "gradients", "optimizer", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Executor", "ParamAttr", "Parameter", "Program",
+__all__ = ["DataFeeder", "cpu_places", "create_lod_tensor", "cuda_places", "io", "load_dygraph", "save_dygraph", "Layer", "embedding", "input", "nets", "BuildStrategy", "CompiledProgram", "ExecutionStrategy", "compiler", "is_compiled_with_cuda", "Embedding", "Linear", "clip", "dygraph", "backward", "regularizer", "gradients", "optimizer", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "Executor", "ParamAttr", "Parameter", "Program",
            "Scope", "Variable", "core", "data", "default_main_program", "default_startup_program",
            "framework", "global_scope", "initializer", "layers", "name_scope", "program_guard",
            "scope_guard", "unique_name"]

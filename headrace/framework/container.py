@@ -32,6 +32,7 @@ import struct
 import tempfile
 import threading
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -68,6 +69,52 @@ def atomic_file(path: str):
             os.unlink(tmp)
         raise
     _fsync_dir(directory)
+
+
+def write_many(files) -> None:
+    """``write`` for several files at once (``files``: ``(path, arrays, metadata, kind)`` tuples), with
+    the same per-file guarantee: each file's content is fsynced before it replaces its target.  The
+    fsyncs run in threads (``os.fsync`` releases the GIL, and the disk serves them together) and each
+    directory is fsynced once, not once per file: ``save_vars`` writes one file per variable, and
+    hundreds of serial fsyncs made a ResNet's ``save_inference_model`` take seconds (issue 17)."""
+    files = list(files)
+    pending = []   # (tmp, path) not yet renamed
+    try:
+        for path, arrays, metadata, kind in files:
+            path = os.fspath(path)
+            directory = os.path.dirname(os.path.abspath(path))
+            os.makedirs(directory, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+            pending.append((tmp, path))
+            with os.fdopen(fd, "wb") as f:
+                write_to(f, arrays, metadata, kind)
+        _fsync_paths([tmp for tmp, _ in pending])
+        pending.reverse()
+        while pending:
+            tmp, path = pending[-1]
+            old = _hold(path)
+            os.replace(tmp, path)
+            pending.pop()
+            _release_later(old)
+    except BaseException:
+        for tmp, _ in pending:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+    for directory in sorted({os.path.dirname(os.path.abspath(os.fspath(f[0]))) for f in files}):
+        _fsync_dir(directory)
+
+
+def _fsync_paths(paths) -> None:
+    def sync(path):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    with ThreadPoolExecutor(max_workers=min(8, max(1, len(paths)))) as pool:
+        list(pool.map(sync, paths))
 
 
 def _hold(path: str):

@@ -75,8 +75,7 @@ def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
     if filename is not None:
         fio.write_state(os.path.join(dirname, filename), arrays)
         return
-    for name, value in arrays.items():
-        fio.write_state(os.path.join(dirname, name), {name: value})
+    fio.write_states({os.path.join(dirname, name): {name: value} for name, value in arrays.items()})
 
 
 def save_params(executor, dirname, main_program=None, filename=None) -> None:

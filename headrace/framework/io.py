@@ -153,6 +153,11 @@ def write_state(path: str, arrays: dict, extra: dict | None = None) -> None:
     container.write(path, arrays, meta, kind=STATE_KIND)
 
 
+def write_states(files: dict) -> None:
+    """``write_state`` for many files (path -> arrays) in one batch (``container.write_many``)."""
+    container.write_many([(path, arrays, {}, STATE_KIND) for path, arrays in files.items()])
+
+
 def read_state(path: str) -> tuple:
     """``(arrays, extra)`` of a state file; a reference pickle of name -> array also reads."""
     kind, obj = read_file(path)

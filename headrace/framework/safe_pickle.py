@@ -45,7 +45,8 @@ class RestrictedUnpickler(pickle.Unpickler):
     def find_class(self, module, name):
         if (module, name) == ("_codecs", "encode"):   # protocol 2 spells bytes as encode(text, "latin1")
             return self._latin1_bytes
-        if (module, name) == ("headrace.core.fetched", "ScalarArray"):   # rebuilt as its plain ndarray
+        if (module, name) in (("headrace.core.fetched", "ScalarArray"), ("headrace.core.fetched", "ScalarRows")):
+            # a fetched value, rebuilt as its plain ndarray
             return np.ndarray
         if (module, name) not in _ALLOWED:
             raise CheckpointError(

@@ -21,6 +21,7 @@ close the pipes and queues, so no worker process or zombie is left.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -47,6 +48,22 @@ class DataLoaderWorkerError(HeadraceError, RuntimeError):
 def _context():
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+@contextlib.contextmanager
+def _sigint_blocked():
+    """Block SIGINT in this thread while a worker is started: the child inherits the mask, so a
+    Ctrl-C between its start and its ``SIG_IGN`` stays pending (and is then ignored) instead of
+    raising ``KeyboardInterrupt`` in the half-started worker.  The parent gets a pending SIGINT
+    as soon as the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _signal_name(number: int) -> str:
@@ -77,7 +94,8 @@ class MultiProcessIter:
             for w in range(n):
                 proc = ctx.Process(target=worker_loop, name=f"DataLoader worker {w}", daemon=True,
                                    args=(loader, w, self._base_seed, pipes[w][0], self._result_queues[w]))
-                proc.start()
+                with _sigint_blocked():     # a Ctrl-C cannot hit the child before it ignores SIGINT
+                    proc.start()
                 self._workers.append(proc)
             for receive, _ in pipes:
                 receive.close()
@@ -224,13 +242,19 @@ def _rebuild(failure: WorkerFailure, pid) -> BaseException:
     ``DataLoaderWorkerError``; either way the message carries the worker's traceback."""
     message = failure.message(pid)
     kind = failure.exc_type
-    if isinstance(kind, type) and issubclass(kind, Exception):
+    # StopIteration would end the caller's loop silently: it becomes a DataLoaderWorkerError
+    if isinstance(kind, type) and issubclass(kind, Exception) and not issubclass(kind, StopIteration):
         try:
             exc = kind(message)
         except Exception:
             exc = None
         if exc is not None and str(exc) == message:
             return exc
+        if exc is not None and exc.args == (message,):
+            # KeyError quotes its message on one line: keep the type, print the message as is
+            shown = type(kind.__name__, (kind,), {"__str__": BaseException.__str__,
+                                                  "__module__": kind.__module__})
+            return shown(message)
     return DataLoaderWorkerError(message)
 
 

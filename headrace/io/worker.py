@@ -1,6 +1,7 @@
 """What runs inside a DataLoader worker process, and ``get_worker_info``.
 
-A worker reads tasks ``(epoch, batch_number, indices)`` from its own index pipe, fetches and
+A worker reads tasks ``(epoch, batch_number, indices)`` from its own index pipe (a thread moves
+them to a local queue as they come, so the main process never waits to send one), fetches and
 collates the batch (``fetcher.py``), pickles it itself (so an unpicklable batch is reported like
 any other error) and puts ``(epoch, batch_number, payload)`` on its own result queue; ``None`` on
 the index pipe stops it. Before the first task it ignores SIGINT (Ctrl-C is the main process's
@@ -12,8 +13,10 @@ from __future__ import annotations
 
 import os
 import pickle
+import queue
 import random
 import signal
+import threading
 import traceback
 
 import numpy as np
@@ -88,26 +91,42 @@ def worker_loop(loader, worker_id, base_seed, index_pipe, result_queue):
     """The body of worker process ``worker_id`` (see the module docstring)."""
     global _worker_info
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):      # the parent blocked SIGINT around our start
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     parent = os.getppid()
+    tasks = queue.SimpleQueue()
+    threading.Thread(target=_read_tasks, args=(index_pipe, tasks), daemon=True).start()
     try:
         seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=loader.num_workers, seed=base_seed,
                                   dataset=loader.dataset)
         state = _State(loader, worker_id)
         while True:
-            if not index_pipe.poll(POLL_SECONDS):
+            try:
+                task = tasks.get(timeout=POLL_SECONDS)
+            except queue.Empty:
                 if os.getppid() != parent:
                     break
                 continue
-            try:
-                task = index_pipe.recv()
-            except EOFError:      # the main process closed its end
-                break
             if task is None:
                 break
             result_queue.put(state.run(*task))
     finally:
         result_queue.cancel_join_thread()   # never block exit on results nobody will read
+
+
+def _read_tasks(index_pipe, tasks) -> None:
+    """Move tasks from the index pipe to ``tasks`` as they come (a thread), so the main process
+    never blocks sending a task larger than the pipe's buffer while this worker is busy or stuck
+    (which made its ``timeout`` never fire); ``None`` when the pipe ends."""
+    while True:
+        try:
+            task = index_pipe.recv()
+        except (EOFError, OSError):       # the main process closed its end
+            task = None
+        tasks.put(task)
+        if task is None:
+            return
 
 
 class _State:
@@ -136,15 +155,18 @@ class _State:
                 return epoch, number, Exhausted()
             batch = to_numpy_leaves(self.fetcher.fetch(indices))
             return epoch, number, pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
-        except StopIteration:
+        except StopIteration as exc:
+            if not self.loader.iterable:   # a map-style dataset has no end to reach: an error
+                return epoch, number, WorkerFailure(self.worker_id, number, exc, self._where(number, indices))
             self.drained = True
             return epoch, number, Exhausted()
         except Exception as exc:
-            where = f"while loading batch {number}"
-            if self.loader.iterable:
-                where += " (from this worker's copy of the IterableDataset)"
-            elif self.loader.auto_collate_batch:
-                where += f" (dataset indices {list(indices)})"
-            else:
-                where += f" (dataset index {indices!r})"
-            return epoch, number, WorkerFailure(self.worker_id, number, exc, where)
+            return epoch, number, WorkerFailure(self.worker_id, number, exc, self._where(number, indices))
+
+    def _where(self, number, indices) -> str:
+        where = f"while loading batch {number}"
+        if self.loader.iterable:
+            return where + " (from this worker's copy of the IterableDataset)"
+        if self.loader.auto_collate_batch:
+            return where + f" (dataset indices {list(indices)})"
+        return where + f" (dataset index {indices!r})"

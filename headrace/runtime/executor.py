@@ -61,6 +61,11 @@ class Executor:
         feed = {} if feed is None else feed
         if isinstance(feed, (list, tuple)) and len(feed) == 1:
             feed = feed[0]   # one feed dict per place (what DataLoader yields); a Program has one place
+        elif isinstance(feed, (list, tuple)):
+            raise TypeError(f"Executor.run: feed must be a dict of name -> array (or a list of one, one dict "
+                            f"per place), got a {type(feed).__name__} of {len(feed)}: a Program runs on one "
+                            "place; to feed one dict per place run CompiledProgram(program)"
+                            ".with_data_parallel(places=...)")
         if not isinstance(feed, dict):
             raise TypeError(f"Executor.run: feed must be a dict of name -> array, got {type(feed).__name__}")
         fetch_names = self._fetch_names(program, fetch_list)

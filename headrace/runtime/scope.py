@@ -73,6 +73,18 @@ class LoDTensor:
     def set_lod(self, lod) -> None:
         self._lod = [list(level) for level in lod]
 
+    def recursive_sequence_lengths(self) -> list:
+        """The LoD as sequence lengths per level (``[]`` for a plain tensor; see ``runtime/lod.py``)."""
+        return [list(level) for level in self._lod]
+
+    def set_recursive_sequence_lengths(self, lengths) -> None:
+        self._lod = [[int(n) for n in level] for level in lengths]
+
+    def has_valid_recursive_sequence_lengths(self) -> bool:
+        from .lod import valid_lengths
+
+        return valid_lengths(self._lod, self._array.shape[0] if self._array is not None else 0)
+
     def numpy(self) -> np.ndarray:
         return np.array(self._array, copy=True)
 

@@ -241,8 +241,11 @@ def test_executor_takes_one_feed_dict_per_place_list():
     exe = static.Executor(paddle.CPUPlace())
     feed = {"x": np.ones((3, 2), "float32")}
     assert float(exe.run(feed=[feed], fetch_list=[total])[0]) == 6.0
-    with pytest.raises(TypeError, match="feed must be a dict"):
+    with pytest.raises(TypeError, match=r"feed must be a dict .*got a list of 2: a Program runs on one "
+                                        r"place;.*with_data_parallel"):
         exe.run(feed=[feed, feed], fetch_list=[total])   # two places need a CompiledProgram
+    with pytest.raises(TypeError, match=r"got a list of 0"):
+        exe.run(feed=[], fetch_list=[total])
 
 
 def test_static_places_list_groups_batches():

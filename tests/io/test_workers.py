@@ -43,6 +43,14 @@ def _gone(pids):
     return multiprocessing.active_children() == []
 
 
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return os.waitpid(pid, os.WNOHANG) == (0, 0)
+
+
 def _pids(it):
     return [p.pid for p in it._workers]
 
@@ -242,19 +250,18 @@ def test_garbage_collected_cycle_shuts_down(dygraph):
 
 
 def test_ctrl_c_in_the_loop_shuts_down(dygraph):
-    loader = DataLoader(Info(40), batch_size=2, num_workers=2)
-    pids = []
+    it = iter(DataLoader(Info(40), batch_size=2, num_workers=2))
+    pids = _pids(it)
     with pytest.raises(KeyboardInterrupt):
-        for k, _ in enumerate(loader):
+        for k, _ in enumerate(it):
             if k == 0:
-                it_pids = [p.pid for p in multiprocessing.active_children()]
-                pids.extend(it_pids)
-                for pid in it_pids:          # Ctrl-C reaches the whole process group: workers ignore it
+                for pid in pids:             # Ctrl-C reaches the whole process group: workers ignore it
                     os.kill(pid, signal.SIGINT)
             if k == 2:
                 os.kill(os.getpid(), signal.SIGINT)
                 time.sleep(1)
-    assert len(pids) == 2
+    assert len(pids) == 2 and all(_alive(pid) for pid in pids)   # SIGINT did not kill them
+    del it                                                       # the loop's iterator is dropped
     gc.collect()
     assert _gone(pids)
 
@@ -541,3 +548,20 @@ def test_python_random_and_paddle_generator_are_seeded_per_worker(dygraph):
     first = run()
     np.testing.assert_array_equal(first, run())
     assert first[0, 0] != first[1, 0] and first[0, 1] != first[1, 1]
+
+
+def test_ctrl_c_while_a_worker_starts_up_is_ignored_by_the_worker(dygraph, monkeypatch):
+    """A Ctrl-C reaching a worker before its loop has set SIGINT to ignored (it goes to the whole
+    process group) must not kill it: the parent starts workers with SIGINT blocked."""
+    import headrace.io.multiprocess as mp_module
+
+    real_loop = mp_module.worker_loop
+
+    def interrupted_early(*args):
+        os.kill(os.getpid(), signal.SIGINT)      # Ctrl-C during the worker's start-up
+        time.sleep(0.05)
+        return real_loop(*args)
+
+    monkeypatch.setattr(mp_module, "worker_loop", interrupted_early)
+    loader = DataLoader(Info(8), batch_size=2, num_workers=2)
+    assert [b.numpy()[:, 0].tolist() for b in loader] == [[0, 1], [2, 3], [4, 5], [6, 7]]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import headrace as paddle
-import headrace.static as static
+from tests.vision.steps import check_static_sgd_step
 from headrace.core import context
 from headrace.vision import models
 from tests.vision.test_models import counts
@@ -85,20 +85,4 @@ def test_mobilenet_training_step_eager_and_static(build):
     assert np.isfinite(float(loss))
     for p, (w0, g) in zip(trainable, before):
         np.testing.assert_allclose(p.numpy(), w0 - 1e-3 * g, rtol=1e-6, atol=1e-7)
-    with context.static_mode_guard(True):
-        main, startup = static.Program(), static.Program()
-        with static.program_guard(main, startup):
-            out = build()(static.data("image", [2, 3, 32, 32], "float32"))
-            static_loss = paddle.mean(out * out)
-            paddle.optimizer.SGD(learning_rate=1e-3).minimize(static_loss)
-        scope = static.Scope()
-        exe = static.Executor(static.CPUPlace())
-        exe.run(startup, scope=scope)
-        params = [p.name for p in main.all_parameters() if p.trainable]
-        w0 = [np.array(scope.find_var(n).get_tensor()).copy() for n in params]
-        fetched = exe.run(main, feed={"image": x}, fetch_list=[static_loss] + [n + "@GRAD" for n in params],
-                          scope=scope)
-        w1 = [np.array(scope.find_var(n).get_tensor()) for n in params]
-    assert np.isfinite(fetched[0]) and len(params) == len(trainable)
-    for a, b, g in zip(w0, w1, fetched[1:]):
-        np.testing.assert_allclose(b, a - 1e-3 * g, rtol=1e-6, atol=1e-7)
+    assert check_static_sgd_step(build, x, 1e-3) == len(trainable)

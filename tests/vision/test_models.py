@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import headrace as paddle
+from tests.vision.steps import check_static_sgd_step
 import headrace.static as static
 from headrace.core import context
 from headrace.vision import models
@@ -139,18 +140,9 @@ def test_one_training_step_eager_and_static(name, build, shape):
                if not np.array_equal(before[n], p.numpy())]
     assert np.isfinite(float(loss)) and len(changed) == len(before)
 
-    with context.static_mode_guard(True):
-        main, startup = static.Program(), static.Program()
-        with static.program_guard(main, startup):
-            image = static.data("image", shape, "float32")
-            out = build()(image)
-            static_loss = paddle.mean(out * out)
-            paddle.optimizer.SGD(learning_rate=1e-5).minimize(static_loss)
-        exe = static.Executor(static.CPUPlace())
-        exe.run(startup)
-        first, = exe.run(main, feed={"image": x}, fetch_list=[static_loss])
-        second, = exe.run(main, feed={"image": x}, fetch_list=[static_loss])
-    assert np.isfinite(first) and second < first      # one SGD step on the same batch lowers the loss
+    # static: the step itself is checked (w1 = w0 - lr * grad for every parameter); a loss-decrease
+    # check depends on the random init for the deep nets with batch norm (ResNet-50 went up once)
+    assert check_static_sgd_step(build, x, 1e-3) == len(before)
 
 
 def _resnet_steps(checkpoint_stages, steps=2):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...dataset.common import _check_exists_and_download
+from ...dataset import mnist as _mnist_1x
 from ...dataset._files import read_mnist
 from ._base import ImageDataset
 
@@ -20,15 +21,12 @@ class MNIST(ImageDataset):
     """MNIST handwritten digits (``image_path``/``label_path`` or the cache; ``mode`` 'train'/'test')."""
 
     NAME = "mnist"
-    URL_PREFIX = "https://dataset.bj.bcebos.com/mnist/"
-    TEST_IMAGE_URL = URL_PREFIX + "t10k-images-idx3-ubyte.gz"
-    TEST_IMAGE_MD5 = "9fb629c4189551a2d022fa330f9573f3"
-    TEST_LABEL_URL = URL_PREFIX + "t10k-labels-idx1-ubyte.gz"
-    TEST_LABEL_MD5 = "ec29112dd5afa0611ce80d1b7f02629c"
-    TRAIN_IMAGE_URL = URL_PREFIX + "train-images-idx3-ubyte.gz"
-    TRAIN_IMAGE_MD5 = "f68b3c2dcbeaaa9fbdd348bbdeb94873"
-    TRAIN_LABEL_URL = URL_PREFIX + "train-labels-idx1-ubyte.gz"
-    TRAIN_LABEL_MD5 = "d53e105ee54ea40749a09fcbcd1e9432"
+    # the same files as the 1.x reader's (paddle.dataset.mnist)
+    URL_PREFIX = _mnist_1x.URL_PREFIX
+    TEST_IMAGE_URL, TEST_IMAGE_MD5 = _mnist_1x.TEST_IMAGE_URL, _mnist_1x.TEST_IMAGE_MD5
+    TEST_LABEL_URL, TEST_LABEL_MD5 = _mnist_1x.TEST_LABEL_URL, _mnist_1x.TEST_LABEL_MD5
+    TRAIN_IMAGE_URL, TRAIN_IMAGE_MD5 = _mnist_1x.TRAIN_IMAGE_URL, _mnist_1x.TRAIN_IMAGE_MD5
+    TRAIN_LABEL_URL, TRAIN_LABEL_MD5 = _mnist_1x.TRAIN_LABEL_URL, _mnist_1x.TRAIN_LABEL_MD5
 
     def __init__(self, image_path=None, label_path=None, mode="train", transform=None, download=True, backend=None):
         self._setup(mode, transform, backend)
