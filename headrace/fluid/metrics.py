@@ -180,9 +180,10 @@ class ChunkEvaluator(MetricBase):
         for what, value in (("num_infer_chunks", num_infer_chunks), ("num_label_chunks", num_label_chunks),
                             ("num_correct_chunks", num_correct_chunks)):
             _check(value, what, _is_number_or_matrix_, "a number(int, float) or a numpy ndarray")
-        self.num_infer_chunks += num_infer_chunks
-        self.num_label_chunks += num_label_chunks
-        self.num_correct_chunks += num_correct_chunks
+        # chunk_eval's fetched counts are [1] arrays: keep plain numbers so eval's float() works
+        self.num_infer_chunks += np.sum(num_infer_chunks).item()
+        self.num_label_chunks += np.sum(num_label_chunks).item()
+        self.num_correct_chunks += np.sum(num_correct_chunks).item()
 
     def eval(self):
         """(precision, recall, f1)."""
