@@ -44,6 +44,7 @@ def test_the_tracker_keeps_no_array_alive():
 def test_a_dropped_scope_is_freed_and_uncounted():
     _model()
     exe = static.Executor()
+    gc.collect()       # garbage of earlier tests is freed now, not during the check below
     base = memory.memory_allocated()
     scope = static.Scope()
     exe.run(static.default_startup_program(), scope=scope)
@@ -58,6 +59,7 @@ def test_a_dropped_scope_is_freed_and_uncounted():
 def test_scope_guard_of_a_fresh_scope_is_freed_after_the_block():
     _model()
     exe = static.Executor()
+    gc.collect()       # garbage of earlier tests is freed now, not during the check below
     base = memory.memory_allocated()
     with static.scope_guard(static.Scope()):
         exe.run(static.default_startup_program())
@@ -90,6 +92,7 @@ def test_data_parallel_runner_does_not_keep_the_callers_scopes():
     exe = static.Executor()
     prog = static.CompiledProgram(static.default_main_program()).with_data_parallel(
         loss_name=loss.name, places=static.cpu_places(2))
+    gc.collect()       # garbage of earlier tests is freed now, not during the check below
     base = memory.memory_allocated()
     refs = []
     for _ in range(3):
