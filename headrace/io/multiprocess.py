@@ -84,21 +84,26 @@ class MultiProcessIter:
         ctx = _context()
         n = loader.num_workers
         self._base_seed = int(np.random.randint(0, 2**62))
-        pipes = [ctx.Pipe(duplex=False) for _ in range(n)]
-        self._index_pipes = [send for _, send in pipes]
+        self._index_pipes = []
         self._result_queues = [ctx.Queue() for _ in range(n)]
         self._workers = []
         self.closed = False
         _LIVE.add(self)
         try:
             for w in range(n):
+                # each task pipe is made just before its worker starts and its read end closed here
+                # right after: only worker w holds it, so if w dies a send to it fails (EPIPE)
+                # instead of blocking for ever on a full pipe that nobody reads
+                receive, send = ctx.Pipe(duplex=False)
+                self._index_pipes.append(send)
                 proc = ctx.Process(target=worker_loop, name=f"DataLoader worker {w}", daemon=True,
-                                   args=(loader, w, self._base_seed, pipes[w][0], self._result_queues[w]))
-                with _sigint_blocked():     # a Ctrl-C cannot hit the child before it ignores SIGINT
-                    proc.start()
+                                   args=(loader, w, self._base_seed, receive, self._result_queues[w]))
+                try:
+                    with _sigint_blocked():     # a Ctrl-C cannot hit the child before it ignores SIGINT
+                        proc.start()
+                finally:
+                    receive.close()
                 self._workers.append(proc)
-            for receive, _ in pipes:
-                receive.close()
         except BaseException:
             self.shutdown()
             raise
@@ -134,7 +139,13 @@ class MultiProcessIter:
         except StopIteration:
             self._sampler_done = True
             return
-        self._index_pipes[w].send((self._epoch, self._sent, indices))
+        try:
+            self._index_pipes[w].send((self._epoch, self._sent, indices))
+        except (BrokenPipeError, ConnectionResetError):
+            self._workers[w].join(timeout=5)      # the worker is gone: report how it ended
+            self._check_workers()
+            raise DataLoaderWorkerError(
+                f"DataLoader worker {w} (pid {self._workers[w].pid}) closed its task pipe") from None
         self._owner[self._sent] = w
         self._sent += 1
 
