@@ -137,6 +137,34 @@ class MultiHeadAttention(Layer):
         return out if len(outs) == 1 else tuple(outs)
 
 
+def _layer_setup(layer, kind, config, n):
+    """The common start of the encoder and decoder layers: keeps ``config``, checks the sizes, sets
+    ``normalize_before``; returns the attention and activation dropout rates and ``n`` weight and
+    bias attrs (one per sub-layer)."""
+    layer._config = config
+    if config["d_model"] <= 0 or config["nhead"] <= 0 or config["dim_feedforward"] <= 0:
+        raise located(AttrError, f"{kind}: d_model, nhead and dim_feedforward must be positive")
+    layer.normalize_before = config["normalize_before"]
+    dropout = config["dropout"]
+    attn_dropout = dropout if config["attn_dropout"] is None else config["attn_dropout"]
+    act_dropout = dropout if config["act_dropout"] is None else config["act_dropout"]
+    return attn_dropout, act_dropout, _param_attrs(config["weight_attr"], n), _param_attrs(config["bias_attr"], n)
+
+
+def _add_feed_forward(layer, config, act_dropout, weight_attr, bias_attr, norms):
+    """linear1 -> activation -> dropout -> linear2, then ``norms`` LayerNorms and as many residual
+    dropouts (norm1.., dropout1..), in the order the layers always created them."""
+    d_model, hidden, eps = config["d_model"], config["dim_feedforward"], config["layer_norm_eps"]
+    layer.linear1 = Linear(d_model, hidden, weight_attr, bias_attr=bias_attr)
+    layer.dropout = Dropout(act_dropout, mode="upscale_in_train")
+    layer.linear2 = Linear(hidden, d_model, weight_attr, bias_attr=bias_attr)
+    for k in range(1, norms + 1):
+        setattr(layer, f"norm{k}", LayerNorm(d_model, eps))
+    for k in range(1, norms + 1):
+        setattr(layer, f"dropout{k}", Dropout(config["dropout"], mode="upscale_in_train"))
+    layer.activation = getattr(F, config["activation"])
+
+
 class TransformerEncoderLayer(Layer):
     """Self-attention and a feed-forward network, each with dropout, residual and LayerNorm."""
 
@@ -144,23 +172,10 @@ class TransformerEncoderLayer(Layer):
                  act_dropout=None, normalize_before=False, weight_attr=None, bias_attr=None, layer_norm_eps=1e-5):
         config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         super().__init__()
-        self._config = config
-        if d_model <= 0 or nhead <= 0 or dim_feedforward <= 0:
-            raise located(AttrError, "TransformerEncoderLayer: d_model, nhead and dim_feedforward must be positive")
-        attn_dropout = dropout if attn_dropout is None else attn_dropout
-        act_dropout = dropout if act_dropout is None else act_dropout
-        self.normalize_before = normalize_before
-        weights, biases = _param_attrs(weight_attr, 2), _param_attrs(bias_attr, 2)
+        attn_dropout, act_dropout, weights, biases = _layer_setup(self, "TransformerEncoderLayer", config, 2)
         self.self_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout, weight_attr=weights[0],
                                             bias_attr=biases[0])
-        self.linear1 = Linear(d_model, dim_feedforward, weights[1], bias_attr=biases[1])
-        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
-        self.linear2 = Linear(dim_feedforward, d_model, weights[1], bias_attr=biases[1])
-        self.norm1 = LayerNorm(d_model, layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, layer_norm_eps)
-        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
-        self.activation = getattr(F, activation)
+        _add_feed_forward(self, config, act_dropout, weights[1], biases[1], norms=2)
 
     def forward(self, src, src_mask=None, cache=None):
         src_mask = convert_attention_mask(src_mask, src.dtype)
@@ -221,27 +236,12 @@ class TransformerDecoderLayer(Layer):
                  act_dropout=None, normalize_before=False, weight_attr=None, bias_attr=None, layer_norm_eps=1e-5):
         config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         super().__init__()
-        self._config = config
-        if d_model <= 0 or nhead <= 0 or dim_feedforward <= 0:
-            raise located(AttrError, "TransformerDecoderLayer: d_model, nhead and dim_feedforward must be positive")
-        attn_dropout = dropout if attn_dropout is None else attn_dropout
-        act_dropout = dropout if act_dropout is None else act_dropout
-        self.normalize_before = normalize_before
-        weights, biases = _param_attrs(weight_attr, 3), _param_attrs(bias_attr, 3)
+        attn_dropout, act_dropout, weights, biases = _layer_setup(self, "TransformerDecoderLayer", config, 3)
         self.self_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout, weight_attr=weights[0],
                                             bias_attr=biases[0])
         self.cross_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout, weight_attr=weights[1],
                                              bias_attr=biases[1])
-        self.linear1 = Linear(d_model, dim_feedforward, weights[2], bias_attr=biases[2])
-        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
-        self.linear2 = Linear(dim_feedforward, d_model, weights[2], bias_attr=biases[2])
-        self.norm1 = LayerNorm(d_model, layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, layer_norm_eps)
-        self.norm3 = LayerNorm(d_model, layer_norm_eps)
-        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout3 = Dropout(dropout, mode="upscale_in_train")
-        self.activation = getattr(F, activation)
+        _add_feed_forward(self, config, act_dropout, weights[2], biases[2], norms=3)
 
     def _sublayer(self, x, norm, dropout, body):
         residual = x
