@@ -24,7 +24,7 @@ import operator
 import numpy as np
 
 from ..core import flags
-from ..core.callsite import user_callsite
+from ..core.callsite import user_site
 from ..core.errors import is_wrapped
 from . import tape
 from .opnode import make_plan, record
@@ -44,17 +44,20 @@ _OUTPUTS = object()      # in a key: the output slots the caller passed Tensors 
 def fast_key(op_type, inputs, attrs, outputs):
     """The call's key (see the module docstring), or None when the call does not qualify."""
     key = [op_type]
+    append = key.append
     for slot, value in inputs.items():
         if type(value) not in _TENSORS:
             return None
         array = value._value
-        key += (slot, array.shape, array.dtype)
+        append(slot)
+        append(array.shape)
+        append(array.dtype)
     if outputs:
-        key.append(_OUTPUTS)
+        append(_OUTPUTS)
         for slot, value in outputs.items():
             if type(value) not in _TENSORS:
                 return None
-            key.append(slot)
+            append(slot)
     if attrs:
         for name, value in attrs.items():
             kind = type(value)
@@ -149,7 +152,7 @@ class FastOp:
             floating.append(f)
             result[slot] = [t]
         if tape.recording:
-            callsite = user_callsite(3)     # past _run_tracked, run and runner.run_op
+            callsite = user_site(3)     # past _run_tracked, run and runner.run_op (formatted only for messages)
             floating = tuple(floating)
             requires = tuple(map(_not, stops))
             # the full path's plan key (runner._record); its output part made once for the usual case

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import flags
+from ..core.callsite import text
 from ..core.errors import HeadraceError, is_wrapped, where
 from ..core.names import EMPTY_VAR_NAME, grad_name
 from ..ops.gradrule import GradMaker
@@ -155,15 +156,15 @@ def grad_step(entry, op_type, callsite):
 class OpNode(tape.Node):
     """One forward op: its plan, the arrays its gradient ops read, the user's line."""
 
-    __slots__ = ("plan", "callsite", "saved", "packed")
+    __slots__ = ("plan", "site", "saved", "packed")
 
-    def __init__(self, plan, callsite, saved, edges, out_metas, packed):
+    def __init__(self, plan, site, saved, edges, out_metas, packed):
         self.seq = _next_seq()   # Node.__init__, inlined: one node per recorded op
         self.edges = edges
         self.out_metas = out_metas
         self.freed = False
         self.plan = plan
-        self.callsite = callsite
+        self.site = site         # the user's line, raw (``core/callsite.py``): formatted for messages only
         self.saved = saved
         self.packed = packed     # saved values went through a saved_tensors_hooks pack
 
@@ -175,8 +176,13 @@ class OpNode(tape.Node):
     def grad_ops(self):
         return self.plan.grad_ops
 
+    @property
+    def callsite(self) -> str:
+        """The user's line that ran the op, as text (``"file.py:42"``)."""
+        return text(self.site)
+
     def label(self) -> str:
-        return where(self.plan.op_type, self.callsite)
+        return where(self.plan.op_type, self.site)
 
     def apply(self, out_grads):
         plan = self.plan
@@ -198,9 +204,9 @@ class OpNode(tape.Node):
                 except Exception as exc:
                     if is_wrapped(exc):
                         raise
-                    raise grad_step(entry, plan.op_type, self.callsite).error(exc, ins) from exc
+                    raise grad_step(entry, plan.op_type, self.site).error(exc, ins) from exc
             else:
-                outs = grad_step(entry, plan.op_type, self.callsite).call(ins)
+                outs = grad_step(entry, plan.op_type, self.site).call(ins)
             for slot, at, many in out_spec:
                 if many:
                     for i, value in zip(at, outs[slot]):

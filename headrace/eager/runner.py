@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..core import flags
-from ..core.callsite import user_callsite
+from ..core.callsite import user_callsite, user_site
 from ..core.errors import HeadraceError, SlotError, is_wrapped, where
 from ..ops.gradrule import NO_GRADIENT
 from ..ops.registry import InferContext, lookup, resolve_attrs
@@ -269,7 +269,7 @@ def _step(op_type, opdef, attrs, inputs, given, wanted, inferred):
 # --- recording ------------------------------------------------------------------------------------
 def _record(op_type, opdef, attrs, in_tensors, out_arrays, plans) -> None:
     """Record the op on the tape; ``plans``: the signature's record plans (None: not cached)."""
-    callsite = user_callsite()
+    callsite = user_site()
     requires = tuple([not t.stop_gradient for _, _, t in in_tensors])
     floating = tuple([f for _, _, _, f in out_arrays])
     key = (requires, tuple([(slot, k, f) for slot, k, _, f in out_arrays]))

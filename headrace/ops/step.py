@@ -26,6 +26,7 @@ import os
 import numpy as np
 
 from ..core import flags
+from ..core.callsite import text
 from ..core.errors import KernelError, fmt_shape, is_wrapped, where, wrap_kernel_error
 from ..core.random import default_generator, fixed_generator
 from . import nancheck
@@ -74,8 +75,10 @@ class Step:
         self.plain = self.rng is None and not CHECK_KERNELS and self.nan_check is None
 
     def site(self):
-        """The user's line that built the op (``callsite`` may be a function finding it late)."""
-        return self.callsite() if callable(self.callsite) else self.callsite
+        """The user's line that built the op, as text (``callsite`` may be a function finding it
+        late, or an eager node's raw ``(file, line)``: ``core/callsite.py``)."""
+        site = self.callsite() if callable(self.callsite) else self.callsite
+        return text(site) if type(site) is tuple else site
 
     @classmethod
     def from_slots(cls, opdef, op_type, callsite, inputs: dict, outputs: dict, attrs, program=None,

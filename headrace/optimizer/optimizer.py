@@ -32,6 +32,7 @@ from ..core import context, names
 from ..core.dtypes import convert_dtype
 from ..core.roles import OpRole
 from ..core.variable import Variable
+from ..eager.runner import run_op
 from ..eager.tape import no_grad
 from ..eager.tensor import Tensor
 from ..ops.apply import apply_op
@@ -194,8 +195,9 @@ class Optimizer:
         return lr
 
     def _param_learning_rate(self, param):
-        factor = (getattr(param, "optimize_attr", None) or {}).get("learning_rate", 1.0)
-        lr = self._global_learning_rate()
+        options = getattr(param, "optimize_attr", None)
+        factor = options.get("learning_rate", 1.0) if options else 1.0
+        lr = self._global_learning_rate() if context._static_mode else self._eager_learning_rate
         if isinstance(factor, Variable):
             return factor
         if factor == 1.0:
@@ -335,7 +337,8 @@ class Optimizer:
             self._eager_updates(params_grads)
 
     def _eager_updates(self, params_grads) -> None:
-        """Dygraph: run the update ops now (a subclass may fuse them: sgd.py)."""
+        """Dygraph: run the update ops now, each through the eager runner's fast path for a call
+        passing its output Tensors (``eager/fast.py`` ``run_into``) once its signature passed."""
         for param, grad in params_grads:
             self._append_optimize_op(param, grad)
 
@@ -459,9 +462,10 @@ class Optimizer:
 
     # helpers for subclasses -----------------------------------------------------------------
     def _update_op(self, type, inputs, outputs, attrs=None):
-        """Append one update op; returns the Operator (dygraph: runs it; returns None)."""
-        if context.in_dynamic_mode():
-            apply_op(type, inputs, attrs, outputs)
+        """Append one update op; returns the Operator (dygraph: runs it now through the eager
+        runner, ``apply_op``'s eager branch without the mode test; returns None)."""
+        if not context._static_mode:
+            run_op(type, inputs, attrs, outputs)
             return None
         program = context.default_main_program()
         block = program.global_block()
