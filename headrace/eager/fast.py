@@ -75,7 +75,7 @@ class FastOp:
     ``Step``), output slots and record plans."""
 
     __slots__ = ("op_type", "opdef", "attrs", "ctx", "step", "out_slots", "differentiable", "plans",
-                 "in_slots", "floating", "out_key")
+                 "in_slots", "floating", "out_key", "last_stops", "last_plan")
 
     def __init__(self, op_type, opdef, attrs, step, out_slots, differentiable, in_slots, plans, floating):
         self.op_type, self.opdef, self.attrs = op_type, opdef, attrs
@@ -86,6 +86,9 @@ class FastOp:
         self.plans = plans                    # the signature's record plans, shared with the full path
         self.floating = floating              # which outputs were floating-point on the first call
         self.out_key = tuple([(slot, 0, f) for slot, f in zip(out_slots, floating)])
+        # the plan of the last recorded call with the usual floating outputs, and its inputs'
+        # stop_gradient flags: a layer called again finds it without building the plan key
+        self.last_stops, self.last_plan = None, None
 
     def _kernel(self, inputs) -> dict:
         """The kernel on the Tensors' arrays; its errors wrapped as on the full path."""
@@ -123,14 +126,12 @@ class FastOp:
 
     def run(self, inputs) -> dict:
         outs = self._kernel(inputs)
-        result = {}
-        if not (tape.grad_enabled and self.differentiable):
-            stops = None
-        else:
+        if tape.grad_enabled and self.differentiable:
             in_tensors = list(inputs.values())
             stops = tuple(map(_STOP, in_tensors))
             if False in stops:
-                return self._run_tracked(outs, result, in_tensors, stops)
+                return self._run_tracked(outs, in_tensors, stops)
+        result = {}
         for slot in self.out_slots:
             value = outs[slot]
             if type(value) is not np.ndarray:
@@ -138,10 +139,10 @@ class FastOp:
             result[slot] = [_wrap(value, True)]
         return result
 
-    def _run_tracked(self, outs, result, in_tensors, stops) -> dict:
+    def _run_tracked(self, outs, in_tensors, stops) -> dict:
         """The outputs of a call with an input requiring grad: floating-point ones require grad
         and the op is recorded (``track_only``: noted as tracked)."""
-        out_tensors, floating = [], []
+        result, out_tensors, floating = {}, [], []
         for slot in self.out_slots:
             value = outs[slot]
             if type(value) is not np.ndarray:
@@ -151,24 +152,36 @@ class FastOp:
             out_tensors.append(t)
             floating.append(f)
             result[slot] = [t]
-        if tape.recording:
-            callsite = user_site(3)     # past _run_tracked, run and runner.run_op (formatted only for messages)
-            floating = tuple(floating)
-            requires = tuple(map(_not, stops))
-            # the full path's plan key (runner._record); its output part made once for the usual case
-            key = (requires, self.out_key if floating == self.floating else
-                   tuple([(slot, 0, f) for slot, f in zip(self.out_slots, floating)]))
-            plan = self.plans.get(key)
-            if plan is None:
-                plan = self.plans[key] = make_plan(
-                    self.op_type, self.opdef, self.attrs, [(slot, 0) for slot in self.in_slots],
-                    [(slot, 0) for slot in self.out_slots], requires, floating, callsite)
-            record(plan, in_tensors, out_tensors, callsite)
-        else:
+        if not tape.recording:
             for t in out_tensors:
                 if not t.stop_gradient:
                     tape.note_tracked(t)
+            return result
+        site = user_site(3)     # past _run_tracked, run and runner.run_op (formatted only for messages)
+        floating = tuple(floating)
+        if floating == self.floating:
+            if stops == self.last_stops:
+                plan = self.last_plan
+            else:
+                plan = self._plan(stops, self.out_key, floating, site)
+                self.last_stops, self.last_plan = stops, plan
+        else:
+            plan = self._plan(stops, tuple([(slot, 0, f) for slot, f in zip(self.out_slots, floating)]),
+                              floating, site)
+        record(plan, in_tensors, out_tensors, site)
         return result
+
+    def _plan(self, stops, out_key, floating, site):
+        """The record plan for these inputs' stop_gradient flags and floating outputs, from the
+        signature's plans (shared with the full path: ``runner._record``'s key), made once."""
+        requires = tuple(map(_not, stops))
+        key = (requires, out_key)
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = self.plans[key] = make_plan(
+                self.op_type, self.opdef, self.attrs, [(slot, 0) for slot in self.in_slots],
+                [(slot, 0) for slot in self.out_slots], requires, floating, site)
+        return plan
 
 
 def learn(key, op_type, opdef, attrs, step, inputs, wanted, differentiable, plans, out_arrays) -> None:

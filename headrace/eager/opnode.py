@@ -45,7 +45,7 @@ class RecordPlan:
     which outputs join the graph; ``grad_ops``: the prepared gradient ops (None: no rule)."""
 
     __slots__ = ("op_type", "grad_ops", "saved", "saved_names", "requiring", "floating", "program", "results",
-                 "n_values", "node_cls")
+                 "n_values", "node_cls", "saved_index", "arrays_only", "pad")
 
     def __init__(self, op_type, grad_ops, saved, requiring, floating, in_grad_names, out_grad_names):
         self.op_type, self.grad_ops, self.saved = op_type, grad_ops, saved
@@ -54,7 +54,10 @@ class RecordPlan:
         self.program, self.results, self.n_values = _compile(grad_ops or (), [name for name, _, _ in saved],
                                                              out_grad_names, in_grad_names)
         self.saved = tuple((index, shape_only) for _, index, shape_only in saved)
+        self.saved_index = tuple(index for index, _ in self.saved)
+        self.arrays_only = not any(shape_only for _, shape_only in self.saved)   # no Meta to make
         self.saved_names = tuple(name for name, _, _ in saved)   # node-local names, for tests and errors
+        self.pad = [None] * (self.n_values - len(saved) - len(out_grad_names))   # the gradient ops' values
 
 
 def _compile(grad_ops, saved_names, out_grad_names, in_grad_names):
@@ -186,13 +189,17 @@ class OpNode(tape.Node):
 
     def apply(self, out_grads):
         plan = self.plan
+        saved = self.saved
         if self.packed:
-            values = [v.unpack(v.value) if type(v) is tape._Packed else v for v in self.saved]
-        else:
-            values = list(self.saved)
-        for grad, meta in zip(out_grads, self.out_metas):
-            values.append(grad if grad is not None else np.zeros(meta.shape, meta.dtype))
-        values += [None] * (plan.n_values - len(values))
+            saved = [v.unpack(v.value) if type(v) is tape._Packed else v for v in saved]
+        values = saved + out_grads      # [saved..., output gradients..., gradient-op values...]
+        values += plan.pad
+        at = len(saved)
+        for grad in out_grads:
+            if grad is None:            # no gradient reached this output: zeros of its shape
+                meta = self.out_metas[at - len(saved)]
+                values[at] = np.zeros(meta.shape, meta.dtype)
+            at += 1
         direct = not CHECK_KERNELS and flags._nan_inf is None
         for opdef, attrs, ctx, in_spec, out_spec, random_op, entry in plan.program:
             ins = {}
@@ -234,12 +241,15 @@ class NoRuleNode(OpNode):
 def record(plan, tensors, outputs, callsite) -> None:
     """Record one op run on the tape: ``tensors`` its input Tensors and ``outputs`` its output
     Tensors, in the plan's order."""
-    n_in = len(tensors)
     hooked = bool(tape._hooks)
-    saved = []
-    for i, shape_only in plan.saved:
-        array = tensors[i]._value if i < n_in else outputs[i - n_in]._value
-        saved.append(meta_of(array) if shape_only else tape.pack_saved(array) if hooked else array)
+    both = tensors + outputs
+    if plan.arrays_only and not hooked:
+        saved = [both[i]._value for i in plan.saved_index]
+    else:
+        saved = []
+        for i, shape_only in plan.saved:
+            array = both[i]._value
+            saved.append(meta_of(array) if shape_only else tape.pack_saved(array) if hooked else array)
     edges = []
     for i in plan.requiring:
         t = tensors[i]

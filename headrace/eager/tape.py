@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import heapq
 import itertools
+import operator
 import weakref
 
 import numpy as np
@@ -210,9 +210,13 @@ def next_seq() -> int:
     return next(_seq)
 
 
-def _count_edges(stack, deps, boundary) -> None:
-    """For every node reachable from ``stack``, count in ``deps`` the edges that lead into it."""
-    seen = set(deps)
+def _reachable(roots, boundary) -> list:
+    """Every node reachable from the nodes ``roots``, newest first (largest ``seq``): an op is
+    recorded after the ops that made its inputs, so in that order every node comes after all
+    the nodes its outputs feed -- its gradient is complete when its turn comes."""
+    nodes = list(roots)
+    seen = set(nodes)
+    stack = list(nodes)
     while stack:
         node = stack.pop()
         if node.freed:
@@ -223,21 +227,26 @@ def _count_edges(stack, deps, boundary) -> None:
         for edge in node.edges:
             if type(edge) is tuple:
                 parent = edge[0]
-                if boundary is not None and parent.seq < boundary[0]:
-                    raise GraphBoundaryError(boundary[1])
-                deps[parent] = deps.get(parent, 0) + 1
                 if parent not in seen:
+                    if boundary is not None and parent.seq < boundary[0]:
+                        raise GraphBoundaryError(boundary[1])
                     seen.add(parent)
                     stack.append(parent)
+                    nodes.append(parent)
+    nodes.sort(key=_SEQ, reverse=True)
+    return nodes
+
+
+_SEQ = operator.attrgetter("seq")
 
 
 class _LeafCounter:
     """Tells ``grad_listeners`` (``leaf_ready(tensor)``, ``backward_done()``) when a leaf's gradient
     is final in this backward: when the last edge into it has been processed."""
 
-    def __init__(self, deps, roots):
+    def __init__(self, nodes, roots):
         self.pending = {}
-        for node in deps:
+        for node in nodes:
             for edge in node.edges:
                 if type(edge) is not tuple and edge is not None:
                     self.pending[id(edge)] = self.pending.get(id(edge), 0) + 1
@@ -352,9 +361,7 @@ def _apply_node(node, out_grads) -> list:
 
 def _run_backward(roots, root_grads, retain_graph, boundary, sink, watch, notify) -> None:
     pending = {}       # node -> [grad per output]
-    deps = {}          # node -> number of edges into it not processed yet
-    ready = []
-    stack = []
+    starts = {}        # the roots' nodes
     for tensor, grad in zip(roots, root_grads):
         edge = _edge_of(tensor)
         if type(edge) is tuple:
@@ -363,19 +370,12 @@ def _run_backward(roots, root_grads, retain_graph, boundary, sink, watch, notify
                 raise GraphBoundaryError(boundary[1])
             grads = pending.setdefault(node, [None] * len(node.out_metas))
             grads[index] = _add(grads[index], grad)
-            if node not in deps:
-                deps[node] = 0
-                stack.append(node)
+            starts[node] = True
         else:
             _to_leaf(edge, grad, sink)
-    _count_edges(stack, deps, boundary)
-    leaves = _LeafCounter(deps, roots) if grad_listeners and notify else None
-    for node, count in deps.items():
-        if count == 0:
-            heapq.heappush(ready, (-node.seq, id(node), node))
-    heappop, heappush = heapq.heappop, heapq.heappush
-    while ready:
-        node = heappop(ready)[2]
+    nodes = _reachable(starts, boundary)
+    leaves = _LeafCounter(nodes, roots) if grad_listeners and notify else None
+    for node in nodes:
         out_grads = pending.pop(node, None)
         if out_grads is not None and (watch or (_node_hooks_added and _node_hooks)):
             _node_outputs_ready(node, out_grads, watch, sink)
@@ -384,20 +384,17 @@ def _run_backward(roots, root_grads, retain_graph, boundary, sink, watch, notify
             node.release()
         for edge, grad in zip(node.edges, in_grads):
             if type(edge) is tuple:
-                parent, index = edge
                 if grad is not None:
+                    parent, index = edge
                     grads = pending.get(parent)
                     if grads is None:
                         grads = pending[parent] = [None] * len(parent.out_metas)
                     old = grads[index]
                     grads[index] = grad if old is None else np.add(old, grad)
-                left = deps[parent] - 1
-                deps[parent] = left
-                if left == 0:
-                    heappush(ready, (-parent.seq, id(parent), parent))
-            elif grad is not None:
-                _to_leaf(edge, grad, sink)
-            if leaves is not None and type(edge) is not tuple and edge is not None:
-                leaves.arrived(edge)
+            else:
+                if grad is not None:
+                    _to_leaf(edge, grad, sink)
+                if leaves is not None and edge is not None:
+                    leaves.arrived(edge)
     if leaves is not None:
         leaves.done()

@@ -99,12 +99,12 @@ def unbroadcast(grad: np.ndarray, aligned_shape, shape) -> np.ndarray:
     """Sum ``grad`` (the output's shape) down to an operand of ``shape`` whose broadcast-aligned
     shape is ``aligned_shape``: the gradient of broadcasting is summation."""
     if grad.shape == tuple(shape):
-        return grad
+        return grad if type(grad) is np.ndarray else np.asarray(grad)
     lead = grad.ndim - len(aligned_shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(aligned_shape)
                                       if d == 1 and grad.shape[lead + i] != 1)
     out = grad.sum(axis=axes, keepdims=True) if axes else grad
-    return out.reshape(shape)
+    return np.asarray(out.reshape(shape))
 
 
 def _grad_kernel(dx_fn, dy_fn, shape_only):
@@ -114,21 +114,29 @@ def _grad_kernel(dx_fn, dy_fn, shape_only):
     only for an operand of the output's full shape (no summation).  Operands in ``shape_only``
     arrive without data and are passed as None."""
 
+    x_only, y_only = "X" in shape_only, "Y" in shape_only
+
     def kernel(ins, attrs, ctx):
         x_in, y_in = ins["X"], ins["Y"]
         xs, ys = aligned_shapes(x_in.shape, y_in.shape, attrs["axis"])
-        x = None if "X" in shape_only else x_in.reshape(xs)
-        y = None if "Y" in shape_only else y_in.reshape(ys)
-        o, dout = ins.get("Out"), ins[grad_slot("Out")]
+        x = None if x_only else x_in.reshape(xs)
+        y = None if y_only else y_in.reshape(ys)
+        o, dout = ins.get("Out"), ins[_DOUT]
         result = {}
-        for slot, fn, operand, aligned in ((grad_slot("X"), dx_fn, x_in, xs), (grad_slot("Y"), dy_fn, y_in, ys)):
+        for slot, fn, operand, aligned in ((_DX, dx_fn, x_in, xs), (_DY, dy_fn, y_in, ys)):
             if slot not in ctx.wanted:
                 continue
-            buf = ctx.buffer(slot, dout.shape, dout.dtype) if operand.shape == dout.shape else None
-            full = _split_grad(fn, x, y, o, dout, buf) if fn is not _pass else dout
-            result[slot] = np.asarray(unbroadcast(full, aligned, operand.shape))
+            if fn is _pass:
+                full = dout
+            else:
+                buf = ctx.buffer(slot, dout.shape, dout.dtype) if ctx.out and operand.shape == dout.shape else None
+                full = _split_grad(fn, x, y, o, dout, buf)
+            result[slot] = unbroadcast(full, aligned, operand.shape)
         return result
     return kernel
+
+
+_DX, _DY, _DOUT = grad_slot("X"), grad_slot("Y"), grad_slot("Out")
 
 
 def _split_grad(fn, x, y, o, dout, buf):

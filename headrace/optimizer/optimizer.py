@@ -322,9 +322,11 @@ class Optimizer:
         return params
 
     def _eager_params_grads(self, parameters=None, no_grad_set=None) -> list:
-        skip = {id(p) for p in no_grad_set or ()} | {p for p in no_grad_set or () if isinstance(p, str)}
-        return [(p, p._grad) for p in self._eager_params(parameters)
-                if not p.stop_gradient and p._grad is not None and id(p) not in skip and p.name not in skip]
+        pairs = [(p, p._grad) for p in self._eager_params(parameters) if not p.stop_gradient and p._grad is not None]
+        if no_grad_set:
+            skip = {id(p) for p in no_grad_set} | {p for p in no_grad_set if isinstance(p, str)}
+            pairs = [(p, g) for p, g in pairs if id(p) not in skip and p.name not in skip]
+        return pairs
 
     def _apply_eager(self, params_grads) -> None:
         with no_grad():
@@ -400,7 +402,8 @@ class Optimizer:
     def _clip_and_regularize(self, params_grads) -> list:
         """Gradient clipping, then weight decay (a parameter's own regularizer first), as ops
         (role Optimize) ahead of the update ops; the reference's order."""
-        clip_attrs = self._grad_clip is None and has_clip_attr(params_grads)   # fluid set_gradient_clip
+        # fluid set_gradient_clip: static Parameters only (an eager Parameter has no such attribute)
+        clip_attrs = self._grad_clip is None and context._static_mode and has_clip_attr(params_grads)
         if self._grad_clip is None and not clip_attrs and self._regularization is None and \
                 not any(getattr(p, "regularizer", None) for p, _ in params_grads):
             return params_grads
