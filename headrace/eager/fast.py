@@ -4,9 +4,9 @@ A call qualifies when every input is one Tensor (or Parameter) per single-Tensor
 Tensor given for a slot that takes several goes to the kernel as a list: full path), so is every output
 Tensor the caller passes (an optimizer's update: ``run_into``), every attribute is a plain ``int``/``float``/``bool``/``str``/``None``, the op
 draws no random numbers and has single output slots only, and check mode is off.  Its *key* is
-the op type, each input's slot, shape and dtype, and each attribute's name, type and value
-(``-0.0`` and ``0.0``, ``True`` and ``1`` differ), then the output slots the caller passed
-Tensors for: everything ``resolve_attrs`` and ``infer`` read and which outputs the kernel computes.
+the op type, the input slots, each input's shape and dtype, the output slots the caller passed
+Tensors for, and each attribute's name, type and value (``-0.0`` and ``0.0``, ``True`` and ``1``
+differ): everything ``resolve_attrs`` and ``infer`` read and which outputs the kernel computes.
 The first such call runs the full path (``runner.py``: attribute resolution, shape inference,
 errors naming the user's line); when it succeeds the runner stores a ``FastOp`` under the key.  A
 later call with the same key is one dict look-up, the kernel (looked up on the ``OpDef`` at each
@@ -43,21 +43,20 @@ _OUTPUTS = object()      # in a key: the output slots the caller passed Tensors 
 
 def fast_key(op_type, inputs, attrs, outputs):
     """The call's key (see the module docstring), or None when the call does not qualify."""
-    key = [op_type]
+    key = [op_type, *inputs]            # the input slots, then each one's shape and dtype
     append = key.append
-    for slot, value in inputs.items():
+    for value in inputs.values():
         if type(value) not in _TENSORS:
             return None
         array = value._value
-        append(slot)
         append(array.shape)
         append(array.dtype)
     if outputs:
         append(_OUTPUTS)
-        for slot, value in outputs.items():
+        for value in outputs.values():
             if type(value) not in _TENSORS:
                 return None
-            append(slot)
+        key += outputs
     if attrs:
         for name, value in attrs.items():
             kind = type(value)

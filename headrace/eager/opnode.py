@@ -45,9 +45,9 @@ class RecordPlan:
     which outputs join the graph; ``grad_ops``: the prepared gradient ops (None: no rule)."""
 
     __slots__ = ("op_type", "grad_ops", "saved", "saved_names", "requiring", "floating", "program", "results",
-                 "n_values", "node_cls", "saved_index", "arrays_only", "pad")
+                 "n_values", "node_cls", "saved_index", "arrays_only", "pad", "n_inputs", "metas")
 
-    def __init__(self, op_type, grad_ops, saved, requiring, floating, in_grad_names, out_grad_names):
+    def __init__(self, op_type, grad_ops, saved, requiring, floating, in_grad_names, out_grad_names, n_inputs):
         self.op_type, self.grad_ops, self.saved = op_type, grad_ops, saved
         self.requiring, self.floating = requiring, floating
         self.node_cls = OpNode if grad_ops is not None else NoRuleNode
@@ -58,6 +58,20 @@ class RecordPlan:
         self.arrays_only = not any(shape_only for _, shape_only in self.saved)   # no Meta to make
         self.saved_names = tuple(name for name, _, _ in saved)   # node-local names, for tests and errors
         self.pad = [None] * (self.n_values - len(saved) - len(out_grad_names))   # the gradient ops' values
+        self.n_inputs = n_inputs
+        self.metas = None   # per saved value: its Meta if a shape-only input, else None (``learn_metas``)
+
+    def learn_metas(self, tensors) -> list:
+        """The Metas of the shape-only saved inputs, from the first call recorded with this plan:
+        a plan serves one signature (op, attributes, input shapes and dtypes), so every call has
+        the same ones (Metas are never written).  An output's shape may depend on the values
+        (``nonzero``): a shape-only output gets ``_EACH_CALL`` (its Meta made per call)."""
+        self.metas = [None if not shape_only else meta_of(tensors[i]._value) if i < self.n_inputs else _EACH_CALL
+                      for i, shape_only in self.saved]
+        return self.metas
+
+
+_EACH_CALL = object()
 
 
 def _compile(grad_ops, saved_names, out_grad_names, in_grad_names):
@@ -110,7 +124,7 @@ def make_plan(op_type, opdef, attrs, in_slots, out_slots, requires, floating, ca
                       tuple((name, index[name], shape_only) for name, shape_only in saved.items()),
                       tuple(i for i, r in enumerate(requires) if r), tuple(floating),
                       [grad_name(name) for name in requiring],
-                      [grad_name(f"out:{slot}:{k}") for slot, k in out_slots])
+                      [grad_name(f"out:{slot}:{k}") for slot, k in out_slots], len(in_slots))
 
 
 def _rule_ops(op_type, opdef, attrs, in_names, out_names, wanted) -> list:
@@ -243,13 +257,17 @@ def record(plan, tensors, outputs, callsite) -> None:
     Tensors, in the plan's order."""
     hooked = bool(tape._hooks)
     both = tensors + outputs
-    if plan.arrays_only and not hooked:
-        saved = [both[i]._value for i in plan.saved_index]
-    else:
+    if hooked:
         saved = []
         for i, shape_only in plan.saved:
             array = both[i]._value
-            saved.append(meta_of(array) if shape_only else tape.pack_saved(array) if hooked else array)
+            saved.append(meta_of(array) if shape_only else tape.pack_saved(array))
+    elif plan.arrays_only:
+        saved = [both[i]._value for i in plan.saved_index]
+    else:
+        saved = []
+        for i, meta in zip(plan.saved_index, plan.metas or plan.learn_metas(both)):
+            saved.append(both[i]._value if meta is None else meta_of(both[i]._value) if meta is _EACH_CALL else meta)
     edges = []
     for i in plan.requiring:
         t = tensors[i]

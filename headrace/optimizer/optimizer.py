@@ -322,11 +322,9 @@ class Optimizer:
         return params
 
     def _eager_params_grads(self, parameters=None, no_grad_set=None) -> list:
-        pairs = [(p, p._grad) for p in self._eager_params(parameters) if not p.stop_gradient and p._grad is not None]
-        if no_grad_set:
-            skip = {id(p) for p in no_grad_set} | {p for p in no_grad_set if isinstance(p, str)}
-            pairs = [(p, g) for p, g in pairs if id(p) not in skip and p.name not in skip]
-        return pairs
+        skip = {id(p) for p in no_grad_set or ()} | {p for p in no_grad_set or () if isinstance(p, str)}
+        return [(p, p._grad) for p in self._eager_params(parameters)
+                if not p.stop_gradient and p._grad is not None and id(p) not in skip and p.name not in skip]
 
     def _apply_eager(self, params_grads) -> None:
         with no_grad():
