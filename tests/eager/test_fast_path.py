@@ -1,6 +1,6 @@
-"""The eager runner's fast path (eager/fast.py) and SGD's fused eager update (optimizer/sgd.py).
+"""The eager runner's fast path (eager/fast.py), which optimizers' dygraph updates take too.
 
-The suite runs in check mode, where both are off; the ``plain`` fixture turns check mode off in
+The suite runs in check mode, where it is off; the ``plain`` fixture turns check mode off in
 every module that reads it (and empties the caches made in check mode), as a run without
 HEADRACE_CHECK_KERNELS would."""
 import sys
@@ -161,7 +161,7 @@ class _Tiny(nn.Layer):
 def _eager_training(steps=3):
     paddle.seed(3)
     net = _Tiny()
-    net.fcs[1].weight.optimize_attr["learning_rate"] = 0.5     # this one goes through the op
+    net.fcs[1].weight.optimize_attr["learning_rate"] = 0.5     # a per-parameter rate: a scale op first
     opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
     x = paddle.to_tensor(_rand(5, 6, seed=1))
     losses = []
