@@ -273,6 +273,13 @@ def record(plan, tensors, outputs, callsite) -> None:
         t = tensors[i]
         node = t._node
         edges.append((node, t._out_index) if node is not None else t)
+    if len(outputs) == 1:
+        # backward runs a node once a gradient reached one of its outputs: with one output there is
+        # never a missing gradient to fill with zeros, so its shape is not kept
+        node = plan.node_cls(plan, callsite, saved, edges, _ONE_OUTPUT, hooked)
+        if plan.floating[0]:
+            outputs[0]._node, outputs[0]._out_index = node, 0
+        return
     out_metas = []
     for t in outputs:   # meta_of, inlined
         meta = _new_meta(Meta)
@@ -285,3 +292,6 @@ def record(plan, tensors, outputs, callsite) -> None:
         if floating:
             t._node, t._out_index = node, index
         index += 1
+
+
+_ONE_OUTPUT = (None,)   # the out_metas of a node of one output (see record)

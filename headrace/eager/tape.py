@@ -140,7 +140,9 @@ class Node:
     """A recorded step: ``apply(out_grads) -> in_grads`` (one per edge).
 
     ``edges[i]`` is the leaf Tensor or ``(node, output_index)`` that receives the i-th input
-    gradient; ``out_metas[j]`` the shape/dtype of output j.
+    gradient; ``out_metas[j]`` the shape/dtype of output j (to fill a gradient that never arrives
+    with zeros; None where that cannot happen: a node of one output runs only once its gradient
+    arrived).
     """
 
     __slots__ = ("seq", "edges", "out_metas", "freed", "__weakref__")
