@@ -39,6 +39,7 @@ _STOP = operator.attrgetter("stop_gradient")
 _not = operator.not_
 _wrap = Tensor._wrap
 _OUTPUTS = object()      # in a key: the output slots the caller passed Tensors for follow
+_FLOATING, _NOT_FLOATING = (True,), (False,)
 
 
 def fast_key(op_type, inputs, attrs, outputs):
@@ -141,15 +142,19 @@ class FastOp:
     def _run_tracked(self, outs, in_tensors, stops) -> dict:
         """The outputs of a call with an input requiring grad: floating-point ones require grad
         and the op is recorded (``track_only``: noted as tracked)."""
-        result, out_tensors, floating = {}, [], []
+        result, out_tensors, floating = {}, [], ()
         for slot in self.out_slots:
             value = outs[slot]
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
             f = value.dtype.kind == "f"
             t = _wrap(value, not f)
+            if len(self.out_slots) == 1:      # the usual case: one list for the result and the record
+                out_tensors = result[slot] = [t]
+                floating = _FLOATING if f else _NOT_FLOATING
+                break
             out_tensors.append(t)
-            floating.append(f)
+            floating += (f,)
             result[slot] = [t]
         if not tape.recording:
             for t in out_tensors:
@@ -157,7 +162,6 @@ class FastOp:
                     tape.note_tracked(t)
             return result
         site = user_site(3)     # past _run_tracked, run and runner.run_op (formatted only for messages)
-        floating = tuple(floating)
         if floating == self.floating:
             if stops == self.last_stops:
                 plan = self.last_plan

@@ -16,6 +16,8 @@ for the node's line is used (one per prepared op, call site and NaN-check level)
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..core import flags
@@ -45,7 +47,7 @@ class RecordPlan:
     which outputs join the graph; ``grad_ops``: the prepared gradient ops (None: no rule)."""
 
     __slots__ = ("op_type", "grad_ops", "saved", "saved_names", "requiring", "floating", "program", "results",
-                 "n_values", "node_cls", "saved_index", "arrays_only", "pad", "n_inputs", "metas")
+                 "n_values", "node_cls", "saved_index", "arrays_only", "pad", "n_inputs", "metas", "pick")
 
     def __init__(self, op_type, grad_ops, saved, requiring, floating, in_grad_names, out_grad_names, n_inputs):
         self.op_type, self.grad_ops, self.saved = op_type, grad_ops, saved
@@ -58,6 +60,7 @@ class RecordPlan:
         self.arrays_only = not any(shape_only for _, shape_only in self.saved)   # no Meta to make
         self.saved_names = tuple(name for name, _, _ in saved)   # node-local names, for tests and errors
         self.pad = [None] * (self.n_values - len(saved) - len(out_grad_names))   # the gradient ops' values
+        self.pick = operator.itemgetter(*self.results) if len(self.results) > 1 else None   # -> a tuple
         self.n_inputs = n_inputs
         self.metas = None   # per saved value: its Meta if a shape-only input, else None (``learn_metas``)
 
@@ -235,7 +238,10 @@ class OpNode(tape.Node):
                             values[i] = value
                 else:
                     values[at] = outs[slot]
-        return list(map(values.__getitem__, plan.results))
+        results = plan.results
+        if len(results) == 1:
+            return [values[results[0]]]
+        return plan.pick(values) if results else []
 
     def release(self):
         self.freed = True

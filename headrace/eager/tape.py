@@ -353,12 +353,12 @@ def _apply_node(node, out_grads) -> list:
             break
     else:
         return [None] * len(node.edges)
-    old = grad_enabled, recording
+    enabled, recorded = grad_enabled, recording
     grad_enabled = recording = False
     try:
         return node.apply(out_grads)
     finally:
-        grad_enabled, recording = old
+        grad_enabled, recording = enabled, recorded
 
 
 def _run_backward(roots, root_grads, retain_graph, boundary, sink, watch, notify) -> None:
