@@ -33,6 +33,7 @@ import numpy as np
 
 from ..core.errors import fmt_shape
 from .elementwise import check_float
+from .gemm import matmul
 from .gradrule import Gradient, grad_slot
 from .registry import many, optional, register
 
@@ -112,7 +113,7 @@ def _lstm_step(planes, w_t, b_hh, h_out, c_out, relu, work):
     h = h_out.shape[1]
     c_prev, tanh_c = planes[:, 6 * h:], planes[:, 4 * h:5 * h]
     stored = planes[:, :4 * h].reshape(-1, 4, h).transpose(1, 0, 2)  # the step's gates, gate-major view
-    gates = np.matmul(planes[:, 5 * h:6 * h], w_t, out=work[:4])      # [4, B, H]: every gate contiguous
+    gates = matmul(planes[:, 5 * h:6 * h], w_t, out=work[:4])      # [4, B, H]: every gate contiguous
     gates += stored
     i, f, g, o = gates
     _sigmoid_(gates[:2])
@@ -128,7 +129,7 @@ def _lstm_step(planes, w_t, b_hh, h_out, c_out, relu, work):
 def _gru_step(planes, w_t, b_hh, h_out, c_out, relu, work):
     h = h_out.shape[1]
     h_prev = planes[:, 4 * h:]
-    hp = np.matmul(h_prev, w_t, out=work)
+    hp = matmul(h_prev, w_t, out=work)
     hp += b_hh
     rz, cand, hc = planes[:, :2 * h], planes[:, 2 * h:3 * h], planes[:, 3 * h:4 * h]
     rz += hp[:, :2 * h]
@@ -144,7 +145,7 @@ def _gru_step(planes, w_t, b_hh, h_out, c_out, relu, work):
 def _elman_step(planes, w_t, b_hh, h_out, c_out, relu, work):
     h = h_out.shape[1]
     pre = planes[:, :h]
-    pre += np.matmul(planes[:, h:], w_t, out=work)
+    pre += matmul(planes[:, h:], w_t, out=work)
     if relu:
         np.maximum(pre, 0, out=pre)
     else:
@@ -176,7 +177,7 @@ def _cell_forward(geo, x, out, cell, init, final, w, outside, reverse, time_majo
     """Run cell (weights ``w``) over all steps: x, out, cell are native-layout views; init/final
     are the [B, H] states (h, and c for LSTM) entering the first step / after the last."""
     w_ih, w_hh, b_ih, b_hh = w
-    np.matmul(_rows(x), w_ih.T, out=_rows(geo.plane(cell, 0, GATES[geo.mode])))
+    matmul(_rows(x), w_ih.T, out=_rows(geo.plane(cell, 0, GATES[geo.mode])))
     geo.plane(cell, 0, GATES[geo.mode])[...] += _input_bias(geo.mode, b_ih, b_hh)
     planes, outs = _time_major(cell, time_major), _time_major(out, time_major)
     steps = list(range(planes.shape[0]))[::-1] if reverse else list(range(planes.shape[0]))
@@ -311,7 +312,7 @@ def _cell_backward(geo, cell, dout, dfinal, w_hh, outside, reverse, time_major):
             gx_t[t][rows] = 0
             if gh is not gx:
                 gh_t[t][rows] = 0
-        carry[0] = gh_t[t] @ w_hh
+        carry[0] = matmul(gh_t[t], w_hh)
         if direct is not None:
             carry[0] += direct
         if rows is not None:
@@ -347,7 +348,7 @@ def _rnn_grad_kernel(ins, attrs, ctx):
                     s[k] = c
                 _weight_grads(geo, k, layer_in, cell, gx, gh, dweights)
                 if want_dx:
-                    part = _rows(gx) @ w_ih
+                    part = matmul(_rows(gx), w_ih)
                     dx = part if dx is None else np.add(dx, part, out=dx)
             dlayer = None if dx is None else dx.reshape(layer_in.shape)
     result = {grad_slot("WeightList"): dweights, grad_slot("PreState"): dinit}
@@ -360,8 +361,8 @@ def _weight_grads(geo, k, layer_in, cell, gx, gh, dweights):
     """Gradients of cell k's weights: one GEMM over all steps each; biases are column sums."""
     rows_x, rows_h = _rows(gx), _rows(gh)
     b = 2 * geo.cells
-    dweights[2 * k] = rows_x.T @ _rows(layer_in)
-    dweights[2 * k + 1] = rows_h.T @ _rows(geo.plane(cell, H_PREV[geo.mode]))
+    dweights[2 * k] = matmul(rows_x.T, _rows(layer_in))
+    dweights[2 * k + 1] = matmul(rows_h.T, _rows(geo.plane(cell, H_PREV[geo.mode])))
     dweights[b + 2 * k] = rows_x.sum(axis=0)
     dweights[b + 2 * k + 1] = dweights[b + 2 * k].copy() if gh is gx else rows_h.sum(axis=0)
 
