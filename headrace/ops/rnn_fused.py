@@ -26,6 +26,12 @@ steps in reverse, writing the pre-activation gate gradients of every step into o
 array; then the weight gradients are one GEMM each over all steps and the input gradient one GEMM.
 A step outside a sequence has zero gate gradients and passes the state gradient through (rows
 picked by index, so padded steps never mix into the arithmetic).
+
+Threads: the all-steps GEMMs go through ``ops/gemm.py`` (BLAS at one thread, split over the
+intra-op pool); the per-step [B, H] products call NumPy's matmul and keep BLAS's own threads.
+Those back-to-back small products are latency-bound: BLAS's threads, still spinning from the last
+step, pick each one up at once, where handing half of it to a pool thread costs about as much as
+it saves.
 """
 from __future__ import annotations
 
@@ -113,7 +119,7 @@ def _lstm_step(planes, w_t, b_hh, h_out, c_out, relu, work):
     h = h_out.shape[1]
     c_prev, tanh_c = planes[:, 6 * h:], planes[:, 4 * h:5 * h]
     stored = planes[:, :4 * h].reshape(-1, 4, h).transpose(1, 0, 2)  # the step's gates, gate-major view
-    gates = matmul(planes[:, 5 * h:6 * h], w_t, out=work[:4])      # [4, B, H]: every gate contiguous
+    gates = np.matmul(planes[:, 5 * h:6 * h], w_t, out=work[:4])      # [4, B, H]: every gate contiguous
     gates += stored
     i, f, g, o = gates
     _sigmoid_(gates[:2])
@@ -129,7 +135,7 @@ def _lstm_step(planes, w_t, b_hh, h_out, c_out, relu, work):
 def _gru_step(planes, w_t, b_hh, h_out, c_out, relu, work):
     h = h_out.shape[1]
     h_prev = planes[:, 4 * h:]
-    hp = matmul(h_prev, w_t, out=work)
+    hp = np.matmul(h_prev, w_t, out=work)
     hp += b_hh
     rz, cand, hc = planes[:, :2 * h], planes[:, 2 * h:3 * h], planes[:, 3 * h:4 * h]
     rz += hp[:, :2 * h]
@@ -145,7 +151,7 @@ def _gru_step(planes, w_t, b_hh, h_out, c_out, relu, work):
 def _elman_step(planes, w_t, b_hh, h_out, c_out, relu, work):
     h = h_out.shape[1]
     pre = planes[:, :h]
-    pre += matmul(planes[:, h:], w_t, out=work)
+    pre += np.matmul(planes[:, h:], w_t, out=work)
     if relu:
         np.maximum(pre, 0, out=pre)
     else:
@@ -312,7 +318,7 @@ def _cell_backward(geo, cell, dout, dfinal, w_hh, outside, reverse, time_major):
             gx_t[t][rows] = 0
             if gh is not gx:
                 gh_t[t][rows] = 0
-        carry[0] = matmul(gh_t[t], w_hh)
+        carry[0] = np.matmul(gh_t[t], w_hh)
         if direct is not None:
             carry[0] += direct
         if rows is not None:
