@@ -35,6 +35,7 @@ touch it.
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 
 import numpy as np
@@ -71,6 +72,19 @@ _blas = _openblas_threads()
 _lock = threading.Lock()
 _depth = 0          # products of headrace running now, in any thread
 _saved = 1          # the BLAS thread count to restore when the last one ends
+
+
+def _after_fork_in_child():
+    """The products running in other threads of the parent do not exist here: restore the count
+    they would have restored, with a fresh lock."""
+    global _lock, _depth
+    if _depth and _saved != 1:
+        _blas[1](_saved)
+    _lock, _depth = threading.Lock(), 0
+
+
+if _blas is not None:
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _enter():

@@ -157,3 +157,32 @@ def test_an_error_in_a_product_restores_blas(threads):
         assert get() == 2 and gemm._depth == 0
     finally:
         put(before)
+
+
+def _child_product(conn):
+    a, b = _operands((1024, 512), (512, 512), np.float32)
+    conn.send((gemm._depth, gemm._blas[0](), np.allclose(gemm.matmul(a, b), a @ b, rtol=1e-4, atol=1e-3),
+               gemm._depth))
+    conn.close()
+
+
+def test_a_child_forked_during_a_product_starts_clean(threads):
+    import multiprocessing
+    get, put = gemm._blas
+    before = get()
+    put(2)
+    context = multiprocessing.get_context("fork")
+    parent, child = context.Pipe()
+    try:
+        gemm._enter()                 # a product of another thread is running while we fork
+        try:
+            process = context.Process(target=_child_product, args=(child,))
+            process.start()
+        finally:
+            gemm._leave()
+        depth_at_start, blas_threads, ok, depth_after = parent.recv()
+        process.join(30)
+        assert (depth_at_start, blas_threads, ok, depth_after) == (0, 2, True, 0)
+        assert get() == 2
+    finally:
+        put(before)
