@@ -20,6 +20,16 @@ def threads():
     paddle.set_flags(old)
 
 
+@pytest.fixture
+def blas_two():
+    """OpenBLAS at 2 threads for one test (restored after): what headrace must restore."""
+    get, put = gemm._blas
+    before = get()
+    put(2)
+    yield get
+    put(before)
+
+
 def _operands(a_shape, b_shape, dtype, seed=0):
     rng = np.random.default_rng(seed)
     return rng.standard_normal(a_shape).astype(dtype), rng.standard_normal(b_shape).astype(dtype)
@@ -82,26 +92,17 @@ def test_transposed_views_and_strided_out(threads):
     assert np.array_equal(gemm.matmul(at.T, bt), at.T @ bt)
 
 
-def test_blas_threads_are_one_during_a_product_and_restored_after(threads):
-    get, put = gemm._blas
-    before = get()
-    put(2)
-    try:
-        seen = []
-        original = gemm._piece
+def test_blas_threads_are_one_during_a_product_and_restored_after(threads, blas_two, monkeypatch):
+    seen = []
+    original = gemm._piece
 
-        def spy(a, b, out):
-            seen.append(get())
-            original(a, b, out)
-        gemm._piece = spy
-        try:
-            gemm.matmul(*_operands((1024, 512), (512, 512), np.float32))
-        finally:
-            gemm._piece = original
-        assert seen and set(seen) == {1}
-        assert get() == 2
-    finally:
-        put(before)
+    def spy(a, b, out):
+        seen.append(blas_two())
+        original(a, b, out)
+    monkeypatch.setattr(gemm, "_piece", spy)
+    gemm.matmul(*_operands((1024, 512), (512, 512), np.float32))
+    assert seen and set(seen) == {1}
+    assert blas_two() == 2
 
 
 def test_small_products_and_one_thread_run_whole(threads):
@@ -119,44 +120,33 @@ def test_small_products_and_one_thread_run_whole(threads):
     assert calls == []
 
 
-def test_products_from_several_threads_at_once_restore_blas(threads):
-    get, put = gemm._blas
-    before = get()
-    put(2)
-    try:
-        a, b = _operands((1024, 512), (512, 768), np.float32)
-        expected = a @ b
-        results, errors = [None] * 6, []
+def test_products_from_several_threads_at_once_restore_blas(threads, blas_two):
+    """Data-parallel places run kernels in threads: whoever gets the pool, the same pieces and bits."""
+    a, b = _operands((1024, 512), (512, 768), np.float32)
+    expected = gemm.matmul(a, b)
+    results, errors = [None] * 6, []
 
-        def work(i):
-            try:
-                for _ in range(5):
-                    results[i] = gemm.matmul(a, b)
-            except BaseException as exc:   # noqa: BLE001 - reported below
-                errors.append(exc)
-        workers = [threading.Thread(target=work, args=(i,)) for i in range(6)]
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
-        assert not errors
-        assert all(np.array_equal(r, expected) for r in results)
-        assert get() == 2 and gemm._depth == 0
-    finally:
-        put(before)
+    def work(i):
+        try:
+            for _ in range(5):
+                results[i] = gemm.matmul(a, b)
+        except BaseException as exc:   # noqa: BLE001 - reported below
+            errors.append(exc)
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert not errors
+    assert all(np.array_equal(r, expected) for r in results)
+    assert blas_two() == 2 and gemm._depth == 0
 
 
-def test_an_error_in_a_product_restores_blas(threads):
-    get, put = gemm._blas
-    before = get()
-    put(2)
-    try:
-        a, _ = _operands((1024, 512), (512, 512), np.float32)
-        with pytest.raises(ValueError):
-            gemm.matmul(a, np.ones((512, 512), np.float32), out=np.empty((1024, 500), np.float32))
-        assert get() == 2 and gemm._depth == 0
-    finally:
-        put(before)
+def test_an_error_in_a_product_restores_blas(threads, blas_two):
+    a, _ = _operands((1024, 512), (512, 512), np.float32)
+    with pytest.raises(ValueError):
+        gemm.matmul(a, np.ones((512, 512), np.float32), out=np.empty((1024, 500), np.float32))
+    assert blas_two() == 2 and gemm._depth == 0
 
 
 def _child_product(conn):
@@ -166,23 +156,17 @@ def _child_product(conn):
     conn.close()
 
 
-def test_a_child_forked_during_a_product_starts_clean(threads):
+def test_a_child_forked_during_a_product_starts_clean(threads, blas_two):
     import multiprocessing
-    get, put = gemm._blas
-    before = get()
-    put(2)
     context = multiprocessing.get_context("fork")
     parent, child = context.Pipe()
+    gemm._enter()                 # a product of another thread is running while we fork
     try:
-        gemm._enter()                 # a product of another thread is running while we fork
-        try:
-            process = context.Process(target=_child_product, args=(child,))
-            process.start()
-        finally:
-            gemm._leave()
-        depth_at_start, blas_threads, ok, depth_after = parent.recv()
-        process.join(30)
-        assert (depth_at_start, blas_threads, ok, depth_after) == (0, 2, True, 0)
-        assert get() == 2
+        process = context.Process(target=_child_product, args=(child,))
+        process.start()
     finally:
-        put(before)
+        gemm._leave()
+    depth_at_start, blas_threads, ok, depth_after = parent.recv()
+    process.join(30)
+    assert (depth_at_start, blas_threads, ok, depth_after) == (0, 2, True, 0)
+    assert blas_two() == 2
