@@ -26,11 +26,17 @@ call, and OpenBLAS's own 1- and 2-thread GEMMs differ for some shapes too).  Pro
 ``FLAGS_paddle_num_threads`` 1 run whole, still with BLAS at one thread.
 
 When the BLAS is not an OpenBLAS whose thread count NumPy's extension exposes (MKL, Accelerate,
-BLIS builds), ``matmul`` is plain ``np.matmul`` and BLAS keeps its own threads.  The BLAS thread
+BLIS builds, an OpenMP-threaded OpenBLAS, whose count is per calling thread), ``matmul`` is plain
+``np.matmul`` and BLAS keeps its own threads.  The BLAS thread
 count is changed only while a product of headrace's runs (process-wide: a product another thread
 of the user's runs at the same moment also gets one thread) and restored after the last
-concurrent one ends; products too small for OpenBLAS to thread (``_BLAS_THREADED_MACS``) never
-touch it.
+concurrent one ends, unless the count was changed from that 1 meanwhile (threadpoolctl in another
+thread: its setting stays; a limit of 1 set meanwhile is not told apart from ours and is undone);
+products too small for OpenBLAS to thread (``_BLAS_THREADED_MACS``) never touch it.  A Ctrl-C
+landing inside the few bytecodes of that bookkeeping can leave BLAS at one thread (found by
+raising from a signal handler every 20 us; not worth masking signals around every product).
+NumPy computes ``a @ a.T`` (the same buffer) as a symmetric product (syrk); split, the pieces are
+ordinary GEMMs: same values, last bits may differ.
 """
 from __future__ import annotations
 
@@ -62,9 +68,13 @@ def _openblas_threads():
         for suffix in ("64_", ""):
             get = getattr(lib, f"{prefix}get_num_threads{suffix}", None)
             put = getattr(lib, f"{prefix}set_num_threads{suffix}", None)
-            if get is not None and put is not None:
-                get.restype, put.argtypes, put.restype = ctypes.c_int, [ctypes.c_int], None
-                return get, put
+            layer = getattr(lib, f"{prefix}get_parallel{suffix}", None)
+            if get is None or put is None or layer is None:
+                continue
+            get.restype, put.argtypes, put.restype, layer.restype = ctypes.c_int, [ctypes.c_int], None, ctypes.c_int
+            # 1: its own pthreads pool, one count for the process.  (An OpenMP build keeps a count
+            # per calling thread, which the pool's workers would not see; sequential: nothing to do.)
+            return (get, put) if layer() == 1 else None
     return None
 
 
@@ -88,20 +98,25 @@ if _blas is not None:
 
 
 def _enter():
+    """One more product running: BLAS to one thread if it is the only one.  The bookkeeping is
+    done before the call that changes BLAS, so an exception raised by a signal handler (Ctrl-C)
+    in between leaves at worst a count that ``_leave`` restores."""
     global _depth, _saved
     with _lock:
         if _depth == 0:
             _saved = _blas[0]()
-            if _saved != 1:
-                _blas[1](1)
         _depth += 1
+        if _depth == 1 and _saved != 1:
+            _blas[1](1)
 
 
 def _leave():
+    """One product fewer: the saved count back when it was the last one, unless someone (the
+    user's threadpoolctl) changed the count from our 1 meanwhile: theirs stays."""
     global _depth
     with _lock:
         _depth -= 1
-        if _depth == 0 and _saved != 1:
+        if _depth == 0 and _saved != 1 and _blas[0]() == 1:
             _blas[1](_saved)
 
 
@@ -111,12 +126,16 @@ def available() -> bool:
 
 
 def matmul(a, b, out=None):
-    """``np.matmul(a, b, out=out)`` for operands of rank >= 2, computed as described above; the
-    same bits as one ``np.matmul`` call."""
-    if _blas is None or a.ndim < 2 or b.ndim < 2:
+    """``np.matmul(a, b, out=out)``, computed as described above (operands of rank < 2, an
+    ``out`` overlapping an operand, mismatched shapes: ``np.matmul`` itself)."""
+    if _blas is None or a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:
         return np.matmul(a, b, out=out)
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        return np.matmul(a, b, out=out)   # NumPy's own message
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (m, n)
+    shape = batch + (m, n)
     macs = m * k * n
     for d in shape[:-2]:
         macs *= d
@@ -124,6 +143,8 @@ def matmul(a, b, out=None):
         return np.matmul(a, b, out=out)
     if out is None:
         out = np.empty(shape, np.result_type(a, b))
+    elif np.may_share_memory(out, a) or np.may_share_memory(out, b):
+        return np.matmul(a, b, out=out)   # NumPy copies an overlapping operand first
     pieces = _pieces(a, b, out) if macs >= SPLIT_MACS and parallel.num_threads() > 1 else None
     _enter()
     try:

@@ -170,3 +170,30 @@ def test_a_child_forked_during_a_product_starts_clean(threads, blas_two):
     process.join(30)
     assert (depth_at_start, blas_threads, ok, depth_after) == (0, 2, True, 0)
     assert blas_two() == 2
+
+
+def test_an_out_overlapping_an_operand_is_numpys_product(threads):
+    square, _ = _operands((2048, 2048), (1, 1), np.float32)
+    want = square @ square
+    got = gemm.matmul(square, square, out=square)   # np.matmul copies the operand first
+    assert got is square and np.array_equal(got, want)
+
+
+def test_mismatched_shapes_raise_numpys_own_error(threads):
+    a, b = _operands((3, 256, 256), (4, 256, 256), np.float32)
+    with pytest.raises(ValueError) as ours:
+        gemm.matmul(a, b)
+    with pytest.raises(ValueError) as numpys:
+        np.matmul(a, b)
+    assert str(ours.value) == str(numpys.value)
+
+
+def test_a_count_the_user_sets_during_a_product_stays(threads, blas_two, monkeypatch):
+    original = gemm._piece
+
+    def user_sets_three(a, b, out):
+        gemm._blas[1](3)      # e.g. threadpoolctl in another thread, while the product runs
+        original(a, b, out)
+    monkeypatch.setattr(gemm, "_piece", user_sets_three)
+    gemm.matmul(*_operands((1024, 512), (512, 512), np.float32))
+    assert blas_two() == 3 and gemm._depth == 0
