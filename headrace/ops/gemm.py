@@ -33,8 +33,8 @@ of the user's runs at the same moment also gets one thread) and restored after t
 concurrent one ends, unless the count was changed from that 1 meanwhile (threadpoolctl in another
 thread: its setting stays; a limit of 1 set meanwhile is not told apart from ours and is undone);
 products too small for OpenBLAS to thread (``_BLAS_THREADED_MACS``) never touch it.  A Ctrl-C
-landing inside the few bytecodes of that bookkeeping can leave BLAS at one thread (found by
-raising from a signal handler every 20 us; not worth masking signals around every product).
+that cuts that bookkeeping short can leave BLAS at one thread until the next product of
+headrace's starts (it finds the interrupted product's token dead and restores the count).
 NumPy computes ``a @ a.T`` (the same buffer) as a symmetric product (syrk); split, the pieces are
 ordinary GEMMs: same values, last bits may differ.
 """
@@ -43,6 +43,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import weakref
 
 import numpy as np
 
@@ -80,44 +81,57 @@ def _openblas_threads():
 
 _blas = _openblas_threads()
 _lock = threading.Lock()
-_depth = 0          # products of headrace running now, in any thread
+_active = []        # weak references to the tokens of the products running now, in any thread
 _saved = 1          # the BLAS thread count to restore when the last one ends
 
 
 def _after_fork_in_child():
     """The products running in other threads of the parent do not exist here: restore the count
     they would have restored, with a fresh lock."""
-    global _lock, _depth
-    if _depth and _saved != 1:
+    global _lock
+    if _active and _saved != 1:
         _blas[1](_saved)
-    _lock, _depth = threading.Lock(), 0
+    _lock = threading.Lock()
+    _active.clear()
 
 
 if _blas is not None:
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _enter():
-    """One more product running: BLAS to one thread if it is the only one.  The bookkeeping is
-    done before the call that changes BLAS, so an exception raised by a signal handler (Ctrl-C)
-    in between leaves at worst a count that ``_leave`` restores."""
-    global _depth, _saved
+class _Token:
+    """One running product (weakly referenced: it dies with the product's frame)."""
+    __slots__ = ("__weakref__",)
+
+
+def _restore_if_last():
+    if _saved != 1 and _blas[0]() == 1:   # unless someone (threadpoolctl) changed our 1 meanwhile
+        _blas[1](_saved)
+
+
+def _enter(token):
+    """``token``'s product runs: BLAS to one thread if it is the only one.  A product whose
+    ``_leave`` a Ctrl-C cut short has a dead token (its frame is gone): it is dropped here, and
+    the count restored first if it was the last one."""
+    global _saved
     with _lock:
-        if _depth == 0:
+        if _active and not any(ref() is not None for ref in _active):
+            _restore_if_last()
+            _active.clear()
+        if not _active:
             _saved = _blas[0]()
-        _depth += 1
-        if _depth == 1 and _saved != 1:
+        _active.append(weakref.ref(token))
+        if len(_active) == 1 and _saved != 1:
             _blas[1](1)
 
 
-def _leave():
-    """One product fewer: the saved count back when it was the last one, unless someone (the
-    user's threadpoolctl) changed the count from our 1 meanwhile: theirs stays."""
-    global _depth
+def _leave(token):
+    """``token``'s product has ended: the saved count back when it was the last one."""
     with _lock:
-        _depth -= 1
-        if _depth == 0 and _saved != 1 and _blas[0]() == 1:
-            _blas[1](_saved)
+        live = [ref for ref in _active if ref() is not None and ref() is not token]
+        if not live:
+            _restore_if_last()
+        _active[:] = live
 
 
 def available() -> bool:
@@ -146,14 +160,15 @@ def matmul(a, b, out=None):
     elif np.may_share_memory(out, a) or np.may_share_memory(out, b):
         return np.matmul(a, b, out=out)   # NumPy copies an overlapping operand first
     pieces = _pieces(a, b, out) if macs >= SPLIT_MACS and parallel.num_threads() > 1 else None
-    _enter()
+    token = _Token()
     try:
+        _enter(token)
         if pieces is None:
             np.matmul(a, b, out=out)
         else:
             parallel.run_pieces(_piece, pieces)
     finally:
-        _leave()
+        _leave(token)
     return out
 
 

@@ -139,20 +139,20 @@ def test_products_from_several_threads_at_once_restore_blas(threads, blas_two):
         w.join()
     assert not errors
     assert all(np.array_equal(r, expected) for r in results)
-    assert blas_two() == 2 and gemm._depth == 0
+    assert blas_two() == 2 and not gemm._active
 
 
 def test_an_error_in_a_product_restores_blas(threads, blas_two):
     a, _ = _operands((1024, 512), (512, 512), np.float32)
     with pytest.raises(ValueError):
         gemm.matmul(a, np.ones((512, 512), np.float32), out=np.empty((1024, 500), np.float32))
-    assert blas_two() == 2 and gemm._depth == 0
+    assert blas_two() == 2 and not gemm._active
 
 
 def _child_product(conn):
     a, b = _operands((1024, 512), (512, 512), np.float32)
-    conn.send((gemm._depth, gemm._blas[0](), np.allclose(gemm.matmul(a, b), a @ b, rtol=1e-4, atol=1e-3),
-               gemm._depth))
+    conn.send((len(gemm._active), gemm._blas[0](), np.allclose(gemm.matmul(a, b), a @ b, rtol=1e-4, atol=1e-3),
+               len(gemm._active)))
     conn.close()
 
 
@@ -160,12 +160,13 @@ def test_a_child_forked_during_a_product_starts_clean(threads, blas_two):
     import multiprocessing
     context = multiprocessing.get_context("fork")
     parent, child = context.Pipe()
-    gemm._enter()                 # a product of another thread is running while we fork
+    token = gemm._Token()
+    gemm._enter(token)            # a product of another thread is running while we fork
     try:
         process = context.Process(target=_child_product, args=(child,))
         process.start()
     finally:
-        gemm._leave()
+        gemm._leave(token)
     depth_at_start, blas_threads, ok, depth_after = parent.recv()
     process.join(30)
     assert (depth_at_start, blas_threads, ok, depth_after) == (0, 2, True, 0)
@@ -196,4 +197,4 @@ def test_a_count_the_user_sets_during_a_product_stays(threads, blas_two, monkeyp
         original(a, b, out)
     monkeypatch.setattr(gemm, "_piece", user_sets_three)
     gemm.matmul(*_operands((1024, 512), (512, 512), np.float32))
-    assert blas_two() == 3 and gemm._depth == 0
+    assert blas_two() == 3 and not gemm._active
