@@ -156,3 +156,13 @@ def test_record_plans_reuse_the_metas_of_shape_only_inputs(plain):
     assert [m.shape for m in other._node.saved if type(m) is Meta] == [(3, 4), (4,)]
     (first.sum() + other.sum()).backward()
     np.testing.assert_array_equal(w.grad.numpy(), np.full(4, 5.0, "float32"))
+
+
+def test_shape_only_outputs_get_a_meta_per_call(plain):
+    x = paddle.to_tensor(_rand(2, 6), stop_gradient=False)
+    first, second = paddle.reshape(x, [3, 4]), paddle.reshape(x, [3, 4])   # reshape2_grad reads XShape's shape
+    assert second._node.plan is first._node.plan
+    metas = [(a, b) for a, b in zip(first._node.saved, second._node.saved) if type(a) is Meta]
+    assert metas and all(a is not b and a.shape == b.shape for a, b in metas)   # an output's: made each call
+    (first * second).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * _rand(2, 6), rtol=1e-6)
