@@ -7,7 +7,10 @@ same differentiable outputs: the op's gradient rule run once over node-local nam
 gradient ops read (or only their shape and dtype: ``no_need_buffer`` slots), and the gradient ops
 compiled into a small *program* over numbered values: ``[saved arrays..., output gradients...,
 gradient-op outputs...]``.  A node then keeps only its plan, its saved arrays (in the plan's
-order), its edges, its outputs' shapes and the user's line; ``apply`` runs the program.
+order; the plan keeps the ``Meta``s of shape-only inputs, the same for every call of its
+signature), its edges, its outputs' shapes (an op of several outputs only: a missing gradient is
+zero-filled) and the user's line (raw ``(file, line)``, formatted for messages only); ``apply``
+runs the program.
 
 The gradient kernels are looked up on their ``OpDef`` at each run (a kernel replaced at run time
 is the one called).  Outside check mode, without the NaN/Inf check and for ops that draw no random
