@@ -43,6 +43,7 @@ MAX_LEDGERS = 8
 
 _ndarray = np.ndarray
 NEW, INPUT, GIVEN = 0, 1, 2   # what a step's output shares its buffer with (``Recorder._relation``)
+IN_PLACE = -1   # a step's check of a persistable output stored back in place
 
 
 def root_of(value):
@@ -97,7 +98,7 @@ class Recorder:
         self.cur = self.start = self.high = 0
         self.ok = True
         self.checks, self.windows, self.marks = [], [], []
-        self.step = self.ins = self.given = None
+        self.step = self.ins = self.given = self.env = None
         self.outputs = []
 
     # --- the tracker's interface --------------------------------------------------------------
@@ -132,7 +133,12 @@ class Recorder:
             self.release(value)
 
     def store(self, name, value) -> None:
-        """A persistable output stored into the scope: the stretch recorded so far ends here."""
+        """A persistable output stored into the scope: the stretch recorded so far ends here,
+        unless it is the array the variable holds (updated in place: the tracker does nothing)."""
+        if value is self.env.get(name):
+            self.outputs.append(IN_PLACE)
+            self.scope._set_array(name, value)
+            return
         self.windows.append((self.high - self.start, self.cur - self.start))
         self.start = self.high = self.cur
         root = root_of(value)
@@ -150,7 +156,7 @@ class Recorder:
         inputs = {n for _, names, _ in step.ins for n in names}
         related = bool(step.opdef.views or step.donors) or any(
             name not in self.persist and (name in env or name in inputs) for name in step.out_names)
-        self.step, self.ins, self.given = step, (ins if related else None), (given or {})
+        self.step, self.ins, self.given, self.env = step, (ins if related else None), (given or {}), env
 
     def _output(self, root) -> None:
         if self.ins is not None:
@@ -178,10 +184,10 @@ class Recorder:
     def _close_step(self) -> None:
         if self.step is None:
             return
-        if self.ins is not None:
+        if self.step.single is not None and (self.ins is None or self.outputs == [IN_PLACE]):
+            self.checks.append(self.outputs[0])
+        elif self.ins is not None:
             self.checks.append(Relations(self.outputs))
-        elif self.step.single is not None:
-            self.checks.append(self.outputs[0] if self.outputs else 0)
         else:
             self.checks.append(tuple(self.outputs))
         self.outputs = []
@@ -224,49 +230,63 @@ def replay(plan, env, scope, state):
     every step matched it, else ``(step index, kernel outputs, handed buffers)`` of the first one
     that did not: its kernel ran, none of its outputs is stored."""
     persist, set_array, checks = plan.persistables, scope._set_array, state.ledger.checks
-    for i, step in enumerate(plan.steps):
-        state.index = i
-        ins = {}
-        for slot, names, many in step.ins:
-            ins[slot] = [env[n] for n in names] if many else env[names[0]]
-        given = None
-        try:
-            if step.donors:
-                given = {}
-                take_donors(step.donors, env, given)
-            if not step.plain:
-                outs = step.call(ins, given, step.expect)
-            elif given is None:
-                outs = step.kernel(ins, step.attrs, step.ctx)
-            else:
-                outs = step.kernel(ins, step.attrs, KernelContext(step.ctx.wanted, given))
-            if not (_store_one if step.single is not None else _store)(
-                    step, outs, checks[i], ins, given, env, persist, state, set_array):
-                return i, outs, given
-        except Exception as exc:
-            if is_wrapped(exc):
-                raise
-            raise step.error(exc, ins) from exc
-        for name in step.strips:
-            value = env[name]
-            env[name] = Meta(value.shape, value.dtype)
-        for name in step.frees:
-            del env[name]
+    i = 0
+    try:
+        for i, step in enumerate(plan.steps):
+            ins = {}
+            for slot, names, many in step.ins:
+                ins[slot] = [env[n] for n in names] if many else env[names[0]]
+            given = None
+            try:
+                if step.donors:
+                    given = {}
+                    take_donors(step.donors, env, given)
+                if not step.plain:
+                    outs = step.call(ins, given, step.expect)
+                elif given is None:
+                    outs = step.kernel(ins, step.attrs, step.ctx)
+                else:
+                    outs = step.kernel(ins, step.attrs, KernelContext(step.ctx.wanted, given))
+                check = checks[i]
+                if type(check) is int:   # one output, its buffer's size (the common case, inlined)
+                    value, name = outs[step.single], step.out_names[0]
+                    if type(value) is not _ndarray:
+                        value = np.asarray(value)
+                    if name in persist:
+                        if check != IN_PLACE:
+                            state.flush()
+                        elif value is not env.get(name):
+                            return i, outs, given
+                        set_array(name, value)
+                    elif (value.nbytes if value.base is None else root_of(value).nbytes) != check:
+                        return i, outs, given
+                    env[name] = value
+                elif not (_store_one if step.single is not None else _store)(
+                        step, outs, check, ins, given, env, persist, state, set_array):
+                    return i, outs, given
+            except Exception as exc:
+                if is_wrapped(exc):
+                    raise
+                raise step.error(exc, ins) from exc
+            for name in step.strips:
+                value = env[name]
+                env[name] = Meta(value.shape, value.dtype)
+            for name in step.frees:
+                del env[name]
+    finally:
+        state.index = i   # where a failed run stopped (``Replay.leave``)
     return None
 
 
 def _store_one(step, outs, check, ins, given, env, persist, state, set_array) -> bool:
-    """``_store`` of a step with one output."""
+    """``_store`` of a step with one output that may share a buffer with an input."""
     value = outs[step.single]
     if type(value) is not _ndarray:
         value = np.asarray(value)
-    name = step.out_names[0]
-    if type(check) is int:
-        if name not in persist and (value.nbytes if value.base is None else root_of(value).nbytes) != check:
-            return False
-    elif not _related(value, check[0], ins, given):
+    if not _related(value, check[0], ins, given):
         return False
-    if name in persist:
+    name = step.out_names[0]
+    if name in persist:   # not in place (that is an int check)
         state.flush()
         set_array(name, value)
     env[name] = value
@@ -276,17 +296,20 @@ def _store_one(step, outs, check, ins, given, env, persist, state, set_array) ->
 def _store(step, outs, check, ins, given, env, persist, state, set_array) -> bool:
     """Store a step's outputs if each is what the ledger says (else store none: False)."""
     values = step.flat_outputs(outs)
-    if type(check) is Relations:
-        for value, rel in zip(values, check):
-            if not _related(value, rel, ins, given):
+    related = type(check) is Relations
+    for name, value, expect in zip(step.out_names, values, check):
+        if expect == IN_PLACE:
+            if value is not env.get(name):
                 return False
-    else:
-        for name, value, size in zip(step.out_names, values, check):
-            if name not in persist and (value.nbytes if value.base is None else root_of(value).nbytes) != size:
+        elif related:
+            if not _related(value, expect, ins, given):
                 return False
-    for name, value in zip(step.out_names, values):
+        elif name not in persist and (value.nbytes if value.base is None else root_of(value).nbytes) != expect:
+            return False
+    for name, value, expect in zip(step.out_names, values, check):
         if name in persist:
-            state.flush()
+            if expect != IN_PLACE:
+                state.flush()
             set_array(name, value)
         env[name] = value
     return True
@@ -298,13 +321,14 @@ def _related(value, rel, ins, given) -> bool:
     if kind == INPUT:
         source = ins[slot] if j < 0 else ins[slot][j]
         return value is source or root_of(value) is root_of(source)
-    root = root_of(value)
     if kind == GIVEN:
-        return given is not None and root is root_of(given.get(slot))
+        source = given.get(slot) if given is not None else None
+        return value is source or (source is not None and root_of(value) is root_of(source))
+    root = root_of(value)
     if root.nbytes != nbytes:
         return False
     for item in ins.values():
         for v in (item if type(item) is list else (item,)):
-            if root_of(v) is root:
+            if v is root or (getattr(v, "base", None) is not None and root_of(v) is root):
                 return False
     return given is None or all(root_of(v) is not root for v in given.values())

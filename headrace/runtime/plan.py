@@ -46,11 +46,17 @@ class PlannedStep(Step):
         """The kernel's outputs as arrays, in ``out_names`` order (a wrong count is an error)."""
         flat = []
         for slot, names, many in self.outs:
-            values = outs[slot] if many else (outs[slot],)
+            if not many:
+                flat.append(outs[slot])
+                continue
+            values = outs[slot]
             if len(values) != len(names):
                 raise ValueError(f"kernel returned {len(values)} value(s) for output `{slot}`, "
                                  f"expected {len(names)}")
-            flat.extend(v if type(v) is np.ndarray else np.asarray(v) for v in values)
+            flat.extend(values)
+        for k, value in enumerate(flat):
+            if type(value) is not np.ndarray:
+                flat[k] = np.asarray(value)
         return flat
 
     def describe_input(self, name, value) -> str:
