@@ -2,7 +2,8 @@
 
 Ops run strictly in program order.  Every non-persistable value is released right after its last
 use (eager deletion); values a later op reads only for their shape are stripped to a shape-only
-placeholder.  Live bytes are counted in ``runtime.memory``.
+placeholder.  Live bytes are counted in ``runtime.memory``: array by array, or from the plan's
+ledger for the run's feeds once it has one (``runtime/ledger.py``).
 """
 from __future__ import annotations
 

@@ -9,8 +9,9 @@ releases repeats from run to run.  So:
 - the first run of a plan for a signature is counted as always, and a ``Recorder`` beside the
   tracker follows the run's *own* buffers (the feeds and the temporaries, not the scope's
   persistables) and writes a ``Ledger``: per stretch of the run between two stores into the
-  scope (the tracker counts those as always), how far the own bytes rise and where they end;
-  per step, what its outputs must be for the ledger to hold (below);
+  scope (the tracker counts those as always; an update stored back in place, as SGD's, changes
+  nothing there and ends no stretch), how far the own bytes rise and where they end; per step,
+  what its outputs must be for the ledger to hold (below);
 - later runs with that signature count nothing per op (``replay``): at each store into the scope
   and at the end of the run, the stretch's rise and net change go into the tracker in one locked
   update (``MemoryTracker.bump``), and the run's own bytes leave it at the end.  Current and peak
@@ -22,7 +23,8 @@ step whose outputs may share a buffer with its inputs (the op declares ``views``
 hands it buffers, an output overwrites a live variable or is one of its inputs) records, per
 output, which input or handed buffer it shares its buffer with, or that it owns a new buffer of so
 many bytes (and shares none); any other step records the size of each output's buffer: a kernel
-output shares no buffer with anything else (check mode polices that, ``ops/step.py``).  A step
+output shares no buffer with anything else (check mode polices that, ``ops/step.py``).  A
+persistable recorded as stored in place must be the array the variable holds.  A step
 that does not match (an output size that depends on the data, a kernel that returned a copy where
 it returned a view before) ends the replay: the run's own buffers go into the tracker as usual
 and the rest of the run is counted array by array; the ledger is dropped and the next run records
