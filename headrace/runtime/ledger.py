@@ -74,7 +74,9 @@ class Ledger:
     __slots__ = ("checks", "windows", "final", "marks")
 
     def __init__(self, checks, windows, final, marks):
-        self.checks = checks     # per step: an int (one output's size), a tuple of sizes, or relations
+        # per step: an int (one output's size; IN_PLACE), a str (one output, the buffer handed for
+        # that slot), a tuple of sizes, or Relations
+        self.checks = checks
         self.windows = windows   # (rise, net) of the stretch ending at each store into the scope
         self.final = final       # (rise, net) of the stretch ending with the last step
         self.marks = marks       # per step: (rise, net) of its stretch so far when the step begins
@@ -170,14 +172,14 @@ class Recorder:
         self.outputs.append(root.nbytes)
 
     def _relation(self, root) -> tuple:
+        for slot, value in self.given.items():   # first: a handed input buffer is also an input
+            if root_of(value) is root:
+                return (GIVEN, slot, -1, 0)
         for slot, names, many in self.step.ins:
             values = self.ins[slot] if many else (self.ins[slot],)
             for j, value in enumerate(values):
                 if root_of(value) is root:
                     return (INPUT, slot, j if many else -1, 0)
-        for slot, value in self.given.items():
-            if root_of(value) is root:
-                return (GIVEN, slot, -1, 0)
         entry = self.live.get(id(root))
         if entry is not None and entry[0] is root and entry[1] > 1:
             self.ok = False   # shares a buffer with a value that is not one of the step's inputs
@@ -188,6 +190,9 @@ class Recorder:
             return
         if self.step.single is not None and (self.ins is None or self.outputs == [IN_PLACE]):
             self.checks.append(self.outputs[0])
+        elif self.step.single is not None and self.outputs[0][0] == GIVEN \
+                and self.step.out_names[0] not in self.persist:
+            self.checks.append(self.outputs[0][1])   # the slot of the buffer it was handed and returned
         elif self.ins is not None:
             self.checks.append(Relations(self.outputs))
         else:
@@ -263,6 +268,12 @@ def replay(plan, env, scope, state):
                     elif (value.nbytes if value.base is None else root_of(value).nbytes) != check:
                         return i, outs, given
                     env[name] = value
+                elif type(check) is str:   # one output, computed into the buffer handed for it
+                    value = outs[step.single]
+                    if given is None or (value is not given.get(check)
+                                         and root_of(value) is not root_of(given.get(check))):
+                        return i, outs, given
+                    env[step.out_names[0]] = value
                 elif not (_store_one if step.single is not None else _store)(
                         step, outs, check, ins, given, env, persist, state, set_array):
                     return i, outs, given
