@@ -189,7 +189,7 @@ def _run_steps_counted(plan, env, scope, state, rec, key):
     if stopped is None:
         return
     # the record no longer holds: hand the run's own buffers to the tracker, count the rest one by one
-    index, outs, given = stopped
+    index, ins, outs, given = stopped
     plan.ledgers.pop(key, None)
     state.leave(completed=False)
     acquire = memory.cpu.acquire
@@ -198,7 +198,7 @@ def _run_steps_counted(plan, env, scope, state, rec, key):
             acquire(value)
     for value in (given or {}).values():
         acquire(value)
-    _run_steps(plan, env, scope, None, index, (outs, given))
+    _run_steps(plan, env, scope, None, index, (ins, outs, given))
 
 
 def _prepare(plan, scope, feed_arrays, env, counter) -> None:
@@ -237,21 +237,22 @@ def _wrong_value(plan, name, arr, expect) -> None:
 def _run_steps(plan, env, scope, rec=None, first=0, resumed=None) -> None:
     """Each step: run its kernel (with its planned buffers), store its outputs (persistables in
     the scope, the rest in ``env``, counted), then strip and free what is dead after it.  ``rec``
-    (a ``ledger.Recorder``) counts in the tracker's place; ``first`` and ``resumed`` (its kernel's
-    outputs and handed buffers) continue a run at step ``first`` whose kernel already ran."""
+    (a ``ledger.Recorder``) counts in the tracker's place; ``first`` and ``resumed`` (its inputs,
+    kernel outputs and handed buffers) continue a run at step ``first`` whose kernel already ran."""
     counter = rec if rec is not None else memory.cpu
     acquire, release, release_all = counter.acquire, counter.release, counter.release_all
     set_array = rec.store if rec is not None else scope._set_array
     persist, ndarray, asarray = plan.persistables, np.ndarray, np.asarray
     for step in (plan.steps[first:] if first else plan.steps):
-        ins = {}
-        for slot, names, many in step.ins:   # Step.gather, inlined: this loop is the hot path
-            ins[slot] = [env[n] for n in names] if many else env[names[0]]
-        given = None
+        given = outs = None
+        if resumed is not None:
+            (ins, outs, given), resumed = resumed, None
+        else:
+            ins = {}
+            for slot, names, many in step.ins:   # Step.gather, inlined
+                ins[slot] = [env[n] for n in names] if many else env[names[0]]
         try:
-            if resumed is not None:
-                (outs, given), resumed = resumed, None
-            else:
+            if outs is None:
                 if step.donors:
                     given = {}
                     take_donors(step.donors, env, given)

@@ -227,15 +227,16 @@ class Replay:
 
     def leave(self, completed: bool) -> None:
         """Take the run's own bytes out of the tracker (after the stretch under way)."""
-        rise, _ = self.ledger.final if completed else self.ledger.marks[self.index]
+        marks = self.ledger.marks
+        rise, _ = marks[self.index] if not completed and self.index < len(marks) else self.ledger.final
         self.tracker.bump(rise, -self.applied)
         self.applied, self.active = 0, False
 
 
 def replay(plan, env, scope, state):
     """Run the plan's steps with ledger ``state.ledger`` (module docstring).  Returns None when
-    every step matched it, else ``(step index, kernel outputs, handed buffers)`` of the first one
-    that did not: its kernel ran, none of its outputs is stored."""
+    every step matched it, else ``(step index, inputs, kernel outputs, handed buffers)`` of the
+    first one that did not: its kernel ran, none of its outputs is stored."""
     persist, set_array, checks = plan.persistables, scope._set_array, state.ledger.checks
     i = 0
     try:
@@ -263,20 +264,20 @@ def replay(plan, env, scope, state):
                         if check != IN_PLACE:
                             state.flush()
                         elif value is not env.get(name):
-                            return i, outs, given
+                            return i, ins, outs, given
                         set_array(name, value)
                     elif (value.nbytes if value.base is None else root_of(value).nbytes) != check:
-                        return i, outs, given
+                        return i, ins, outs, given
                     env[name] = value
                 elif type(check) is str:   # one output, computed into the buffer handed for it
                     value = outs[step.single]
                     if given is None or (value is not given.get(check)
                                          and root_of(value) is not root_of(given.get(check))):
-                        return i, outs, given
+                        return i, ins, outs, given
                     env[step.out_names[0]] = value
                 elif not (_store_one if step.single is not None else _store)(
                         step, outs, check, ins, given, env, persist, state, set_array):
-                    return i, outs, given
+                    return i, ins, outs, given
             except Exception as exc:
                 if is_wrapped(exc):
                     raise

@@ -8,8 +8,9 @@ import pytest
 import headrace as paddle
 import headrace.static as static
 from headrace import memory as memory_estimate
+from headrace.ops.kernel import KernelContext
 from headrace.ops.registry import lookup
-from headrace.runtime import memory
+from headrace.runtime import ledger, memory
 from headrace.runtime.memory import MemoryTracker
 from headrace.runtime.scope import Scope, scope_guard
 
@@ -22,11 +23,15 @@ def static_mode():
     yield
 
 
-def _ledgers(exe):
-    """The ledgers of the one plan with feeds ``exe`` keeps (a CompiledProgram runs the program
-    its passes made; the startup program has no feeds)."""
+def _plan(exe):
+    """The one plan with feeds ``exe`` keeps (a CompiledProgram runs the program its passes made;
+    the startup program has no feeds)."""
     plan, = [p for _, entry in exe._plans.values() for p in entry.values() if p.feed_names]
-    return plan.ledgers
+    return plan
+
+
+def _ledgers(exe):
+    return _plan(exe).ledgers
 
 
 def _peaks(exe, program, feeds, fetch):
@@ -169,3 +174,44 @@ def test_bump_counts_a_stretch_exactly():
     assert (tracker.current, tracker.peak) == (120, 180)
     tracker.bump(0, -40)
     assert (tracker.current, tracker.peak) == (80, 180)
+
+
+def test_a_kernel_leaving_its_handed_buffer_unused_falls_back_exactly(monkeypatch):
+    """With the memory passes relu computes into its input's buffer; a relu that suddenly ignores
+    it (a fresh array) no longer matches the ledger: the rest of that run is counted array by
+    array, exactly as a run that never had a ledger."""
+    opdef = lookup("relu")
+    real, armed = opdef.kernel, {"on": False}
+
+    def kernel(ins, attrs, ctx):
+        return real(ins, attrs, KernelContext(ctx.wanted) if armed["on"] else ctx)
+
+    monkeypatch.setattr(opdef, "kernel", kernel)   # before the plans are made: their steps keep it
+    stops = []
+    real_replay = ledger.replay
+    monkeypatch.setattr(ledger, "replay", lambda *args: stops.append(real_replay(*args)) or stops[-1])
+    main, startup, loss, feed = build("mlp")
+    strategy = static.BuildStrategy()
+    strategy.enable_inplace = True
+    strategy.memory_optimize = True
+
+    def runs(count, arm_at):
+        with scope_guard(Scope()):
+            exe = static.Executor()
+            exe.run(startup)
+            compiled = static.CompiledProgram(main, strategy)
+            out = []
+            for k in range(count):
+                armed["on"] = k >= arm_at
+                out += _peaks(exe, compiled, [feed], [loss])
+            return out, _plan(exe)
+
+    replayed, plan = runs(4, arm_at=2)   # run 3 stops matching, run 4 records anew
+    armed["on"] = False
+    plain, _ = runs(1, arm_at=1)
+    fresh, _ = runs(1, arm_at=0)
+    assert replayed[:2] == plain * 2 and replayed[2:] == fresh * 2
+    assert all(held == 0 for _, held in replayed)
+    # run 2 replayed, run 3 stopped at the first relu (its kernel had run), run 4 recorded anew
+    assert stops[0] is None and stops[1][0] == [s.op_type for s in plan.steps].index("relu")
+    assert len(stops) == 2 and None not in plan.ledgers.values()
