@@ -1,10 +1,11 @@
-"""Lead for issue 18: one set of threads for BLAS and element-wise work.
+"""The measurement behind ops/gemm.py: one set of threads for BLAS and element-wise work.
 
 NumPy's OpenBLAS threads spin ~0.1 s after a matmul and hold the second core that headrace's
 intra-op pool (ops/parallel.py) needs.  This bench checks the alternative: OpenBLAS at one thread,
 the GEMM split by rows over two Python threads (np.matmul releases the GIL), against OpenBLAS's
 own 1- and 2-thread GEMM at zoo shapes; it also checks the bits agree (1 vs 2 BLAS threads, and
-the row split vs one call).  Run by hand:
+the row split vs one call: equal at these float32 shapes; ops/gemm.py's docstring says where they
+are not).  Run by hand:
 
     python bench/gemm_split.py
 """

@@ -28,6 +28,7 @@ import numpy as np
 from ..core.errors import fmt_shape
 from .conv_gemm import batch_last, col2im_batch_last, columns_batch_last, columns_per_sample, split_range
 from .elementwise import check_float
+from .gemm import matmul
 from .gradrule import Gradient, grad_slot
 from .registry import REQUIRED, register
 
@@ -163,7 +164,7 @@ def _conv_kernel(ins, attrs, ctx):
     m, cg, kh, kw = w.shape
     cols, (oh, ow) = columns_per_sample(_nchw(x, channels_last), (kh, kw), strides, pads, dilations, g)
     # [g, M/g, C/g*kh*kw] @ [N, g, C/g*kh*kw, OH*OW] -> [N, g, M/g, OH*OW], i.e. NCHW
-    out = np.matmul(w.reshape(g, m // g, cg * kh * kw), cols).reshape(n, m, oh, ow)
+    out = matmul(w.reshape(g, m // g, cg * kh * kw), cols).reshape(n, m, oh, ow)
     return {"Output": np.ascontiguousarray(out.transpose(0, 2, 3, 1) if channels_last else out, dtype=x.dtype)}
 
 
@@ -185,14 +186,14 @@ def _conv_grad_kernel(ins, attrs, ctx):
         if per_sample:   # sum over N of [M/g, OH*OW] @ [OH*OW, K/g] per sample and group
             cols, (oh, ow) = columns_per_sample(xs, (kh, kw), strides, pads, dilations, g)
             ds = _nchw(dout, channels_last).reshape(n, g, m // g, oh * ow)
-            dw = np.matmul(ds, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+            dw = matmul(ds, cols.transpose(0, 1, 3, 2)).sum(axis=0)
         else:
-            dw = np.matmul(d, columns_batch_last(xs, (kh, kw), strides, pads, dilations, g).transpose(0, 2, 1))
+            dw = matmul(d, columns_batch_last(xs, (kh, kw), strides, pads, dilations, g).transpose(0, 2, 1))
         result[grad_slot("Filter")] = dw.reshape(w.shape).astype(w.dtype, copy=False)
     if want_dx:
         filters_t = w.reshape(g, m // g, cg * kh * kw).transpose(0, 2, 1)
         # one output channel per group (depthwise): an outer product, 3x faster broadcast than matmul
-        dcols = filters_t * d if m == g else np.matmul(filters_t, d)
+        dcols = filters_t * d if m == g else matmul(filters_t, d)
         oh, ow = _spatial(dout.shape, channels_last)[2:]
         dx = col2im_batch_last(dcols.reshape(c, kh, kw, oh, ow, n), (h, wd), strides, pads, dilations)
         dx = dx.transpose(0, 2, 3, 1) if channels_last else dx
@@ -381,8 +382,8 @@ def _avg_pool_grad(dout, h_axis, w_axis, attrs, ksize, h, w):
     (ih, vh, ch), (iw, vw, cw) = h_axis, w_axis
     scaled = dout / _avg_divisor(attrs, ch, cw, ksize, dout.dtype)
     n, c, oh, ow = scaled.shape
-    rows = np.matmul(scaled.reshape(n * c * oh, ow), _window_matrix(iw, vw, w, dout.dtype))
-    return np.matmul(_window_matrix(ih, vh, h, dout.dtype).T, rows.reshape(n * c, oh, w)).reshape(n, c, h, w)
+    rows = matmul(scaled.reshape(n * c * oh, ow), _window_matrix(iw, vw, w, dout.dtype))
+    return matmul(_window_matrix(ih, vh, h, dout.dtype).T, rows.reshape(n * c, oh, w)).reshape(n, c, h, w)
 
 
 def _max_pool_grad_strided(x, out, dout, ksize, strides, pads):

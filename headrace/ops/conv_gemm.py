@@ -13,8 +13,8 @@ where it is fastest:
 
 The copies (columns, transposes, col2im) are split over threads (``ops/parallel.py``) along an
 axis they do not sum over (samples or channels): each element is computed by the same arithmetic
-in the same order whatever the thread count, so results are bit-identical; the GEMMs get BLAS's
-threads.  Functions take NCHW arrays (views are fine); pads are (top, bottom, left, right).
+in the same order whatever the thread count, so results are bit-identical; the GEMMs run on the
+same threads through ``ops/gemm.py``.  Functions take NCHW arrays (views are fine); pads are (top, bottom, left, right).
 """
 from __future__ import annotations
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import fmt_shape
+from .gemm import matmul
 from .gradrule import Gradient, grad_slot
 from .infer_helpers import BroadcastError, matmul_shape, prod
 from .registry import register
@@ -57,9 +58,9 @@ def _mul_kernel(ins, attrs, ctx):
     shape = x.shape[:xn] + y.shape[yn:]
     buf = ctx.buffer("Out", shape, np.result_type(x, y))
     if buf is not None:
-        np.matmul(x2, y2, out=buf.reshape(x2.shape[0], y2.shape[1]))
+        matmul(x2, y2, out=buf.reshape(x2.shape[0], y2.shape[1]))
         return {"Out": buf}
-    return {"Out": np.matmul(x2, y2).reshape(shape)}
+    return {"Out": matmul(x2, y2).reshape(shape)}
 
 
 
@@ -67,8 +68,8 @@ def _mul_kernel(ins, attrs, ctx):
 def _dot_into(a, b, buf, shape):
     """``a @ b`` (2-D) as ``shape``, computed into ``buf`` (that shape) when given."""
     if buf is None:
-        return np.dot(a, b).reshape(shape)
-    np.dot(a, b, out=buf.reshape(a.shape[0], b.shape[1]))
+        return matmul(a, b).reshape(shape)
+    matmul(a, b, out=buf.reshape(a.shape[0], b.shape[1]))
     return buf
 
 
@@ -131,10 +132,10 @@ def _mm(a, b, buf=None):
     if b.ndim == 2 and a.ndim > 2:
         shape = a.shape[:-1] + (b.shape[-1],)
         if buf is None:
-            return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(shape)
-        np.matmul(a.reshape(-1, a.shape[-1]), b, out=buf.reshape(-1, b.shape[-1]))
+            return matmul(a.reshape(-1, a.shape[-1]), b).reshape(shape)
+        matmul(a.reshape(-1, a.shape[-1]), b, out=buf.reshape(-1, b.shape[-1]))
         return buf
-    return np.matmul(a, b, out=buf)
+    return matmul(a, b, out=buf)
 
 
 def _product_shape(a, b):
@@ -154,7 +155,7 @@ def _matmul_product(x, y, trans_x, trans_y, ctx):
     buf = ctx.buffer("Out", shape, np.result_type(x, y)) if shape is not None else None
     if x.ndim > 2 and y.ndim == 2 and not trans_x:
         return _mm(x, y, buf)
-    return np.asarray(np.matmul(x, y, out=buf))
+    return np.asarray(matmul(x, y, out=buf))
 
 
 def _sum_to(grad, shape):
@@ -192,7 +193,7 @@ def _matmul_grads(x, y, dout, trans_x, trans_y, alpha, ctx):
         if not tx:
             dx = _mm(d, y2 if ty else _t(y2), buf)
         else:
-            dx = np.matmul(_t(y2) if ty else y2, _t(d), out=buf)
+            dx = matmul(_t(y2) if ty else y2, _t(d), out=buf)
         dx = _sum_to(dx, x2.shape)
         if dx.shape != x.shape:
             dx = dx.reshape(x.shape)
@@ -202,14 +203,14 @@ def _matmul_grads(x, y, dout, trans_x, trans_y, alpha, ctx):
     if Y_GRAD in ctx.wanted:                         # in Y's layout: [..., K, N] or [..., N, K]
         buf = ctx.buffer(Y_GRAD, y.shape, d.dtype) if plain else None
         if y2.ndim == 2 and d.ndim > 2 and not tx:   # batch folded into the rows: one product
-            dy = np.dot(_rows(x2).T, _rows(d), out=buf) if not ty else np.dot(_rows(d).T, _rows(x2), out=buf)
+            dy = matmul(_rows(x2).T, _rows(d), out=buf) if not ty else matmul(_rows(d).T, _rows(x2), out=buf)
         else:
             if y.shape[:-2] != d.shape[:-2]:
                 buf = None
             if not ty:
-                dy = np.matmul(x2 if tx else _t(x2), d, out=buf)
+                dy = matmul(x2 if tx else _t(x2), d, out=buf)
             else:
-                dy = np.matmul(_t(d), _t(x2) if tx else x2, out=buf)
+                dy = matmul(_t(d), _t(x2) if tx else x2, out=buf)
         dy = _sum_to(dy, y2.shape)
         if dy.shape != y.shape:
             dy = dy.reshape(y.shape)

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..core.dtypes import float32, float64, int32, int64
 from ..core.errors import fmt_shape
+from . import parallel
 from .gradrule import NO_GRADIENT, Gradient, grad_slot
 from .infer_helpers import normalize_axes
 from .registry import register
@@ -194,7 +195,9 @@ def _softmax_hard_nll(logits, label, axis, ignore_index, buf):
     """(softmax, -log softmax[label]) for hard labels without forming log_softmax everywhere: the
     label entries are picked from the shifted logits before exp runs in place (the arithmetic of
     ``_log_softmax`` + ``_nll`` at those entries, so the same bits, two full passes fewer).  Rows
-    along the last axis go in blocks of about 256K values, which stay in cache between passes."""
+    along the last axis go in blocks of about 256K values, which stay in cache between passes; the
+blocks (fixed by the shape alone) run on the intra-op threads, so results do not depend on the
+thread count."""
     check_labels(label, logits.shape[axis], ignore_index)
     probs = np.empty(logits.shape, logits.dtype) if buf is None else buf
     if axis != logits.ndim - 1 or logits.ndim < 2:
@@ -203,9 +206,11 @@ def _softmax_hard_nll(logits, label, axis, ignore_index, buf):
     rows, labels, out = logits.reshape(-1, width), label.reshape(-1, 1), probs.reshape(-1, width)
     step = max(1, (1 << 18) // max(width, 1))
     loss = np.empty(labels.shape, logits.dtype)
-    for start in range(0, rows.shape[0], step):
-        block = slice(start, start + step)
-        loss[block] = _softmax_hard_block(rows[block], labels[block], 1, ignore_index, out[block])
+
+    def block(start):
+        rows_ = slice(start, start + step)
+        loss[rows_] = _softmax_hard_block(rows[rows_], labels[rows_], 1, ignore_index, out[rows_])
+    parallel.run_pieces(block, [(start,) for start in range(0, rows.shape[0], step)])
     return probs, loss.reshape(label.shape)
 
 
@@ -253,7 +258,8 @@ def _swce_grad_kernel(ins, attrs, ctx):
     if ignored.any():
         dloss = np.where(ignored, dloss.dtype.type(0), dloss)
         label = np.where(ignored, 0, label)
-    grad = np.multiply(softmax, dloss, out=buf)
+    grad = parallel.chunked(np.multiply, np.empty(softmax.shape, softmax.dtype) if buf is None else buf,
+                            softmax, dloss)
     picked = np.take_along_axis(grad, label, axis=axis)
     picked -= dloss
     np.put_along_axis(grad, label, picked, axis=axis)

@@ -26,6 +26,12 @@ steps in reverse, writing the pre-activation gate gradients of every step into o
 array; then the weight gradients are one GEMM each over all steps and the input gradient one GEMM.
 A step outside a sequence has zero gate gradients and passes the state gradient through (rows
 picked by index, so padded steps never mix into the arithmetic).
+
+Threads: the all-steps GEMMs go through ``ops/gemm.py`` (BLAS at one thread, split over the
+intra-op pool); the per-step [B, H] products call NumPy's matmul and keep BLAS's own threads.
+Those back-to-back small products are latency-bound: BLAS's threads, still spinning from the last
+step, pick each one up at once, where handing half of it to a pool thread costs about as much as
+it saves.
 """
 from __future__ import annotations
 
@@ -33,6 +39,7 @@ import numpy as np
 
 from ..core.errors import fmt_shape
 from .elementwise import check_float
+from .gemm import matmul
 from .gradrule import Gradient, grad_slot
 from .registry import many, optional, register
 
@@ -176,7 +183,7 @@ def _cell_forward(geo, x, out, cell, init, final, w, outside, reverse, time_majo
     """Run cell (weights ``w``) over all steps: x, out, cell are native-layout views; init/final
     are the [B, H] states (h, and c for LSTM) entering the first step / after the last."""
     w_ih, w_hh, b_ih, b_hh = w
-    np.matmul(_rows(x), w_ih.T, out=_rows(geo.plane(cell, 0, GATES[geo.mode])))
+    matmul(_rows(x), w_ih.T, out=_rows(geo.plane(cell, 0, GATES[geo.mode])))
     geo.plane(cell, 0, GATES[geo.mode])[...] += _input_bias(geo.mode, b_ih, b_hh)
     planes, outs = _time_major(cell, time_major), _time_major(out, time_major)
     steps = list(range(planes.shape[0]))[::-1] if reverse else list(range(planes.shape[0]))
@@ -311,7 +318,7 @@ def _cell_backward(geo, cell, dout, dfinal, w_hh, outside, reverse, time_major):
             gx_t[t][rows] = 0
             if gh is not gx:
                 gh_t[t][rows] = 0
-        carry[0] = gh_t[t] @ w_hh
+        carry[0] = np.matmul(gh_t[t], w_hh)
         if direct is not None:
             carry[0] += direct
         if rows is not None:
@@ -347,7 +354,7 @@ def _rnn_grad_kernel(ins, attrs, ctx):
                     s[k] = c
                 _weight_grads(geo, k, layer_in, cell, gx, gh, dweights)
                 if want_dx:
-                    part = _rows(gx) @ w_ih
+                    part = matmul(_rows(gx), w_ih)
                     dx = part if dx is None else np.add(dx, part, out=dx)
             dlayer = None if dx is None else dx.reshape(layer_in.shape)
     result = {grad_slot("WeightList"): dweights, grad_slot("PreState"): dinit}
@@ -360,8 +367,8 @@ def _weight_grads(geo, k, layer_in, cell, gx, gh, dweights):
     """Gradients of cell k's weights: one GEMM over all steps each; biases are column sums."""
     rows_x, rows_h = _rows(gx), _rows(gh)
     b = 2 * geo.cells
-    dweights[2 * k] = rows_x.T @ _rows(layer_in)
-    dweights[2 * k + 1] = rows_h.T @ _rows(geo.plane(cell, H_PREV[geo.mode]))
+    dweights[2 * k] = matmul(rows_x.T, _rows(layer_in))
+    dweights[2 * k + 1] = matmul(rows_h.T, _rows(geo.plane(cell, H_PREV[geo.mode])))
     dweights[b + 2 * k] = rows_x.sum(axis=0)
     dweights[b + 2 * k + 1] = dweights[b + 2 * k].copy() if gh is gx else rows_h.sum(axis=0)
 

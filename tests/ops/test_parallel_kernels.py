@@ -62,6 +62,14 @@ for _shape, _axis in (((6, 11, 45), 2), ((9, 4, 7), 1)):
                                       G("Y"): r(*_shape)}, {"begin_norm_axis": _axis},
                   [G("X"), G("Scale"), G("Bias")], (G("X"), None)))
 
+_logits, _labels = r(600, 1000), RNG.integers(0, 1000, (600, 1)).astype(np.int64)   # 3 row blocks
+_labels[5, 0] = -100                                                                     # ignored
+CASES.append(("softmax_with_cross_entropy", {"Logits": _logits, "Label": _labels}, {}, None, ("Softmax", "Logits")))
+_softmax = lookup("softmax_with_cross_entropy").kernel(
+    {"Logits": _logits, "Label": _labels}, dict(lookup("softmax_with_cross_entropy").attrs), context())["Softmax"]
+CASES.append(("softmax_with_cross_entropy_grad", {"Label": _labels, "Softmax": _softmax, G("Loss"): r(600, 1)}, {},
+              [G("Logits")], (G("Logits"), "Softmax")))
+
 _p = r(17, 33)
 CASES.append(("adam", {"Param": _p, "Grad": r(17, 33), "Moment1": r(17, 33), "Moment2": r(17, 33, positive=True),
                        "LearningRate": np.array([0.1], "float32"), "Beta1Pow": np.array([0.9], "float32"),
