@@ -142,19 +142,23 @@ def available() -> bool:
 def matmul(a, b, out=None):
     """``np.matmul(a, b, out=out)``, computed as described above (operands of rank < 2, an
     ``out`` overlapping an operand, mismatched shapes: ``np.matmul`` itself)."""
-    if _blas is None or a.ndim < 2 or b.ndim < 2 or a.shape[-1] != b.shape[-2]:
+    a_shape, b_shape = a.shape, b.shape
+    if _blas is None or len(a_shape) < 2 or len(b_shape) < 2 or a_shape[-1] != b_shape[-2]:
         return np.matmul(a, b, out=out)
-    try:
-        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    except ValueError:
-        return np.matmul(a, b, out=out)   # NumPy's own message
-    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    shape = batch + (m, n)
-    macs = m * k * n
-    for d in shape[:-2]:
-        macs *= d
-    if macs <= _BLAS_THREADED_MACS:
-        return np.matmul(a, b, out=out)
+    macs = a_shape[-2] * a_shape[-1] * b_shape[-1]
+    if len(a_shape) == 2 == len(b_shape):   # the common case first: small ones cost one test more
+        if macs <= _BLAS_THREADED_MACS:
+            return np.matmul(a, b, out=out)
+        shape = (a_shape[0], b_shape[1])
+    else:
+        try:
+            shape = np.broadcast_shapes(a_shape[:-2], b_shape[:-2]) + (a_shape[-2], b_shape[-1])
+        except ValueError:
+            return np.matmul(a, b, out=out)   # NumPy's own message
+        for d in shape[:-2]:
+            macs *= d
+        if macs <= _BLAS_THREADED_MACS:
+            return np.matmul(a, b, out=out)
     if out is None:
         out = np.empty(shape, np.result_type(a, b))
     elif np.may_share_memory(out, a) or np.may_share_memory(out, b):

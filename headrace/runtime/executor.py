@@ -2,7 +2,8 @@
 
 Ops run strictly in program order.  Every non-persistable value is released right after its last
 use (eager deletion); values a later op reads only for their shape are stripped to a shape-only
-placeholder.  Live bytes are counted in ``runtime.memory``.
+placeholder.  Live bytes are counted in ``runtime.memory``: array by array, or from the plan's
+ledger for the run's feeds once it has one (``runtime/ledger.py``).
 """
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ from ..core.program import Program
 from ..core.variable import Variable
 from ..ops.kernel import KernelContext
 from ..ops.registry import Meta
-from . import interrupt, memory
+from . import interrupt, ledger, memory
 from .feeds import batch_mismatch, from_python
 from .places import CPUPlace, check_runnable
-from .plan import build_plan
+from .plan import build_plan, take_donors
 from .scope import LoDTensor, global_scope
 
 
@@ -145,23 +146,64 @@ class Executor:
     # --- the loop: prepare feeds, run steps (run, store, free), collect fetches ------------------
     @staticmethod
     def _run_plan(plan, scope, feed_arrays) -> list:
-        env = {}
+        """Run ``plan``; its bytes are counted from its ledger for these feeds if it has one, else
+        array by array (recording a ledger on the way when the feeds allow one: ``ledger.py``)."""
+        env, tracker = {}, memory.cpu
+        key = ledger.feed_signature(plan, feed_arrays, tracker)
+        recorded = plan.ledgers.get(key) if key is not None else None
+        state = ledger.Replay(recorded, tracker) if recorded is not None else None
+        rec = ledger.Recorder(tracker, scope, plan.persistables) \
+            if key is not None and key not in plan.ledgers else None
         try:
-            _prepare(plan, scope, feed_arrays, env)
+            _prepare(plan, scope, feed_arrays, env, rec or (tracker if state is None else None))
             if plan.updates and interrupt.install():
                 try:
-                    _run_steps(plan, env, scope)
+                    _run_steps_counted(plan, env, scope, state, rec, key)
                 finally:
                     interrupt.restore()
             else:
-                _run_steps(plan, env, scope)
-            return _collect(plan, env, scope)
+                _run_steps_counted(plan, env, scope, state, rec, key)
+            results = _collect(plan, env, scope)
+            if state is not None and state.active:
+                state.leave(completed=True)
+                env.clear()   # the run's own bytes left the tracker with the ledger's last stretch
+            return results
         finally:
+            if state is not None and state.active:   # a replay ended by an error
+                state.leave(completed=False)
+                env.clear()
             _release_env(env, plan.persistables)
 
 
-def _prepare(plan, scope, feed_arrays, env) -> None:
-    """Fill the run's environment: persistables read from the scope, then the feeds."""
+def _run_steps_counted(plan, env, scope, state, rec, key):
+    """The steps, from the ledger (``state``) or array by array (recording with ``rec``); a replay
+    that stops matching its ledger counts the rest array by array (``state.active`` turns False)."""
+    if state is None:
+        _run_steps(plan, env, scope, rec)
+        if rec is not None:
+            if len(plan.ledgers) >= ledger.MAX_LEDGERS:
+                plan.ledgers.clear()
+            plan.ledgers[key] = rec.ledger()
+        return
+    stopped = ledger.replay(plan, env, scope, state)
+    if stopped is None:
+        return
+    # the record no longer holds: hand the run's own buffers to the tracker, count the rest one by one
+    index, ins, outs, given = stopped
+    plan.ledgers.pop(key, None)
+    state.leave(completed=False)
+    acquire = memory.cpu.acquire
+    for name, value in env.items():
+        if name not in plan.persistables:
+            acquire(value)
+    for value in (given or {}).values():
+        acquire(value)
+    _run_steps(plan, env, scope, None, index, (ins, outs, given))
+
+
+def _prepare(plan, scope, feed_arrays, env, counter) -> None:
+    """Fill the run's environment: persistables read from the scope, then the feeds (counted by
+    ``counter``'s ``acquire``, if any)."""
     for name in plan.persist_reads:
         arr = scope._get_array(name)
         if arr is None:
@@ -173,14 +215,14 @@ def _prepare(plan, scope, feed_arrays, env) -> None:
         if expect is not None and (arr.shape != expect[0] or arr.dtype != expect[1]):
             _wrong_value(plan, name, arr, expect)
         env[name] = arr
-    acquire = memory.cpu.acquire
     for name, arr in feed_arrays.items():
         if name in plan.persistables:
             scope._set_array(name, arr)
             env[name] = arr
         else:
             env[name] = arr   # in env first: an interrupt in between leaves nothing counted for good
-            acquire(arr)
+            if counter is not None:
+                counter.acquire(arr)
 
 
 def _wrong_value(plan, name, arr, expect) -> None:
@@ -192,26 +234,31 @@ def _wrong_value(plan, name, arr, expect) -> None:
                 f"{arr.dtype} (was it set by hand?)")
 
 
-def _run_steps(plan, env, scope) -> None:
+def _run_steps(plan, env, scope, rec=None, first=0, resumed=None) -> None:
     """Each step: run its kernel (with its planned buffers), store its outputs (persistables in
-    the scope, the rest in ``env``, counted), then strip and free what is dead after it."""
-    acquire, release, release_all = memory.cpu.acquire, memory.cpu.release, memory.cpu.release_all
-    persist, ndarray, asarray, set_array = plan.persistables, np.ndarray, np.asarray, scope._set_array
-    for step in plan.steps:
-        ins = {}
-        for slot, names, many in step.ins:   # Step.gather, inlined: this loop is the hot path
-            ins[slot] = [env[n] for n in names] if many else env[names[0]]
-        given = None
+    the scope, the rest in ``env``, counted), then strip and free what is dead after it.  ``rec``
+    (a ``ledger.Recorder``) counts in the tracker's place; ``first`` and ``resumed`` (its inputs,
+    kernel outputs and handed buffers) continue a run at step ``first`` whose kernel already ran."""
+    counter = rec if rec is not None else memory.cpu
+    acquire, release, release_all = counter.acquire, counter.release, counter.release_all
+    set_array = rec.store if rec is not None else scope._set_array
+    persist, ndarray, asarray = plan.persistables, np.ndarray, np.asarray
+    for step in (plan.steps[first:] if first else plan.steps):
+        given = outs = None
+        if resumed is not None:
+            (ins, outs, given), resumed = resumed, None
+        else:
+            ins = {}
+            for slot, names, many in step.ins:   # Step.gather, inlined
+                ins[slot] = [env[n] for n in names] if many else env[names[0]]
         try:
-            if step.donors:
-                given = {}
-                _take_donors(step.donors, env, given)
-            if not step.plain:
-                outs = step.call(ins, given, step.expect)
-            elif given is None:   # what Step.call does for it, without the call
-                outs = step.kernel(ins, step.attrs, step.ctx)
-            else:
-                outs = step.kernel(ins, step.attrs, KernelContext(step.ctx.wanted, given))
+            if outs is None:
+                if step.donors:
+                    given = {}
+                    take_donors(step.donors, env, given)
+                if rec is not None:
+                    rec.begin(step, ins, given, env)
+                outs = _call(step, ins, given)
             for slot, names, many in step.outs:
                 values = outs[slot] if many else (outs[slot],)
                 if len(values) != len(names):
@@ -245,13 +292,12 @@ def _run_steps(plan, env, scope) -> None:
             release_all([env.pop(name) for name in step.frees])
 
 
-def _take_donors(donors, env, given) -> None:
-    """Move the buffers the buffer plan hands a step into ``given`` (``{out slot: array}``); each
-    donor leaves ``env`` (a shape placeholder stays when later ops read its shape)."""
-    for slot, name, meta_after in donors:
-        value = given[slot] = env.pop(name)
-        if meta_after:
-            env[name] = Meta(value.shape, value.dtype)
+def _call(step, ins, given):
+    if not step.plain:
+        return step.call(ins, given, step.expect)
+    if given is None:   # what Step.call does for it, without the call
+        return step.kernel(ins, step.attrs, step.ctx)
+    return step.kernel(ins, step.attrs, KernelContext(step.ctx.wanted, given))
 
 
 def _collect(plan, env, scope) -> list:

@@ -91,6 +91,19 @@ class MemoryTracker:
                 del self._live[ref.key]
                 self.current -= ref.nbytes
 
+    def holds(self, root) -> bool:
+        """Whether the buffer ``root`` (an owning array) is counted now."""
+        ref = self._live.get(id(root))
+        return ref is not None and ref() is root
+
+    def bump(self, rise: int, net: int) -> None:
+        """Count a stretch of a run recorded in a ledger (``runtime/ledger.py``): its bytes rose
+        by at most ``rise`` above the current count, and changed it by ``net`` in the end."""
+        with self._lock:
+            if self.current + rise > self.peak:
+                self.peak = self.current + rise
+            self.current += net
+
     def reset_peak(self) -> None:
         with self._lock:
             self.peak = self.current

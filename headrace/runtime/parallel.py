@@ -105,6 +105,8 @@ class ParallelRunner:
 
     def _sync_persistables(self, scope, entry, names) -> None:
         """Copy place 0's value of each persistable into the other places when it changed."""
+        if not entry.locals:   # one place: nothing to copy
+            return
         synced = entry.synced
         for name in names:
             mark = scope._write_mark(name)
@@ -119,6 +121,8 @@ class ParallelRunner:
 
     @staticmethod
     def _remember(scope, entry, names) -> None:
+        if not entry.locals:
+            return
         for name in names:
             mark = scope._write_mark(name)
             if mark is not None:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..core.errors import FeedError, FetchError, fmt_shape, where
-from ..ops.registry import lookup
+from ..ops.registry import Meta, lookup
 from ..ops.step import CHECK_KERNELS, Step
 from ..passes import liveness
 from ..passes.memory_reuse import executor_buffer_plan
@@ -23,7 +25,7 @@ from . import interrupt
 class PlannedStep(Step):
     """A Step of a plan: also what to free and strip after it and the buffers handed to it."""
 
-    __slots__ = ("op", "frees", "strips", "donors", "expect")
+    __slots__ = ("op", "frees", "strips", "donors", "expect", "out_names", "single")
 
     def __init__(self, opdef, op, program, frees, strips, donors):
         ins = tuple((slot, tuple(names), opdef.input_slot(slot).many)
@@ -36,6 +38,26 @@ class PlannedStep(Step):
         self.strips = strips
         self.donors = donors   # ((out slot, donor name, keep a shape placeholder), ...)
         self.expect = _expected_meta(op.block) if CHECK_KERNELS else None
+        self.out_names = tuple(name for _, names, _ in outs for name in names)   # in storing order
+        # the one output slot of a step with one output (not a list), else None: the ledger's fast path
+        self.single = outs[0][0] if len(outs) == 1 and not outs[0][2] and len(outs[0][1]) == 1 else None
+
+    def flat_outputs(self, outs) -> list:
+        """The kernel's outputs as arrays, in ``out_names`` order (a wrong count is an error)."""
+        flat = []
+        for slot, names, many in self.outs:
+            if not many:
+                flat.append(outs[slot])
+                continue
+            values = outs[slot]
+            if len(values) != len(names):
+                raise ValueError(f"kernel returned {len(values)} value(s) for output `{slot}`, "
+                                 f"expected {len(names)}")
+            flat.extend(values)
+        for k, value in enumerate(flat):
+            if type(value) is not np.ndarray:
+                flat[k] = np.asarray(value)
+        return flat
 
     def describe_input(self, name, value) -> str:
         """``name[declared shape]``, and the shape it had if that differs."""
@@ -60,6 +82,15 @@ class FirstUpdateStep(PlannedStep):
         return Step.call(self, ins, buffers, expect, attrs)
 
 
+def take_donors(donors, env, given) -> None:
+    """Move the buffers the buffer plan hands a step into ``given`` (``{out slot: array}``); each
+    donor leaves ``env`` (a shape placeholder stays when later ops read its shape)."""
+    for slot, name, meta_after in donors:
+        value = given[slot] = env.pop(name)
+        if meta_after:
+            env[name] = Meta(value.shape, value.dtype)
+
+
 def _expected_meta(block):
     """Check mode: an output's inferred ``(shape, dtype)`` (dims may be -1)."""
     def expect(name):
@@ -81,6 +112,8 @@ class Plan:
     # persistable read from the scope -> (shape, NumPy dtype) its value must have (declared
     # without -1 dims); a value set by hand that differs is an error, not a broadcast
     persist_expect: dict = field(default_factory=dict)
+    # feed signature -> Ledger (or None: that signature's runs are not ledger-counted), see ledger.py
+    ledgers: dict = field(default_factory=dict)
 
 
 def build_plan(program, feed_names, fetch_names) -> Plan:

@@ -30,8 +30,10 @@ class LoDTensor:
 
     def _store(self, array) -> None:
         old = self._array
-        self._array = array
         self._writes += 1
+        if array is old:   # an update in place stored back: counted already
+            return
+        self._array = array
         _tracker.acquire(array)
         if old is not None:
             _tracker.release(old)

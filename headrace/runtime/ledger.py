@@ -1,0 +1,348 @@
+"""Byte accounting of a run from a ledger recorded on an earlier run: the executor's fast path.
+
+The executor counts every live buffer in ``memory.cpu``.  Counting each array as a kernel makes
+or drops it (``MemoryTracker.acquire``/``release``: a weak reference, a lock, a dict update) costs
+about a microsecond per op: a third of a small model's step.  Yet for one plan and one feed
+signature (each fed array's shape, dtype, strides and buffer size) what a run acquires and
+releases repeats from run to run.  So:
+
+- the first run of a plan for a signature is counted as always, and a ``Recorder`` beside the
+  tracker follows the run's *own* buffers (the feeds and the temporaries, not the scope's
+  persistables) and writes a ``Ledger``: per stretch of the run between two stores into the
+  scope (the tracker counts those as always; an update stored back in place, as SGD's, changes
+  nothing there and ends no stretch), how far the own bytes rise and where they end; per step,
+  what its outputs must be for the ledger to hold (below);
+- later runs with that signature count nothing per op (``replay``): at each store into the scope
+  and at the end of the run, the stretch's rise and net change go into the tracker in one locked
+  update (``MemoryTracker.bump``), and the run's own bytes leave it at the end.  Current and peak
+  bytes are the same as if every array had been counted, to the byte (``memory.estimate`` and the
+  tests compare them).
+
+What each step's outputs must be (checked on every replayed step, before anything is stored): a
+step whose outputs may share a buffer with its inputs (the op declares ``views``, the buffer plan
+hands it buffers, an output overwrites a live variable or is one of its inputs) records, per
+output, which input or handed buffer it shares its buffer with, or that it owns a new buffer of so
+many bytes (and shares none); any other step records the size of each output's buffer: a kernel
+output shares no buffer with anything else (check mode polices that, ``ops/step.py``).  A
+persistable recorded as stored in place must be the array the variable holds.  A step
+that does not match (an output size that depends on the data, a kernel that returned a copy where
+it returned a view before) ends the replay: the run's own buffers go into the tracker as usual
+and the rest of the run is counted array by array; the ledger is dropped and the next run records
+a new one.  A run whose own buffers share one with the scope (a fed persistable, a view of a
+parameter, a feed the tracker already counts) is never ledger-counted: its signature maps to None.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import is_wrapped
+from ..ops.kernel import KernelContext
+from ..ops.registry import Meta
+from .plan import take_donors
+
+MAX_LEDGERS = 8
+"""Feed signatures a plan keeps ledgers for (all dropped when a ninth one comes)."""
+
+_ndarray = np.ndarray
+NEW, INPUT, GIVEN = 0, 1, 2   # what a step's output shares its buffer with (``Recorder._relation``)
+IN_PLACE = -1   # a step's check of a persistable output stored back in place
+
+
+def root_of(value):
+    """The array owning ``value``'s buffer (anything that is not an array: itself)."""
+    base = getattr(value, "base", None)
+    while base is not None and isinstance(base, _ndarray):
+        value, base = base, base.base
+    return value
+
+
+def feed_signature(plan, feed_arrays, tracker):
+    """The key of the plan's ledger for these feeds, or None if the run cannot be ledger-counted."""
+    key, roots = [], set()
+    for name, arr in feed_arrays.items():
+        root = arr if arr.base is None else root_of(arr)
+        if name in plan.persistables or id(root) in roots or tracker.holds(root):
+            return None
+        roots.add(id(root))
+        key.append((name, arr.shape, arr.dtype, arr.strides, root.nbytes))
+    return tuple(key)
+
+
+class Ledger:
+    """What a recorded run's own bytes did (see the module docstring)."""
+
+    __slots__ = ("checks", "windows", "final", "marks")
+
+    def __init__(self, checks, windows, final, marks):
+        # per step: an int (one output's size; IN_PLACE), a str (one output, the buffer handed for
+        # that slot), a tuple of sizes, or Relations
+        self.checks = checks
+        self.windows = windows   # (rise, net) of the stretch ending at each store into the scope
+        self.final = final       # (rise, net) of the stretch ending with the last step
+        self.marks = marks       # per step: (rise, net) of its stretch so far when the step begins
+
+
+class Relations(tuple):
+    """A step's outputs as ``(kind, slot, index, nbytes)``: NEW (a buffer of nbytes of its own),
+    INPUT (input ``slot``'s value, item ``index`` of a list slot) or GIVEN (handed buffer ``slot``)."""
+
+    __slots__ = ()
+
+
+class Recorder:
+    """A recording run's accounting: the tracker's, with the run's own buffers followed beside it.
+
+    The executor's loop calls ``acquire``/``release``/``release_all`` and ``store`` (a
+    persistable output) as it would the tracker's and the scope's, and ``begin`` before each
+    step's kernel."""
+
+    def __init__(self, tracker, scope, persistables):
+        self.tracker, self.scope, self.persist = tracker, scope, persistables
+        self.live = {}   # id(root) -> [root, holders]: the run's own buffers
+        self.cur = self.start = self.high = 0
+        self.ok = True
+        self.checks, self.windows, self.marks = [], [], []
+        self.step = self.ins = self.given = self.env = None
+        self.outputs = []
+
+    # --- the tracker's interface --------------------------------------------------------------
+    def acquire(self, value) -> None:
+        if type(value) is _ndarray or isinstance(value, _ndarray):
+            root = root_of(value)
+            entry = self.live.get(id(root))
+            if entry is not None and entry[0] is root:
+                entry[1] += 1
+            else:
+                if self.tracker.holds(root):
+                    self.ok = False   # shares a buffer with the scope (or another run)
+                self.live[id(root)] = [root, 1]
+                self.cur += root.nbytes
+                self.high = max(self.high, self.cur)
+            if self.step is not None:
+                self._output(root)
+        self.tracker.acquire(value)
+
+    def release(self, value) -> None:
+        root = root_of(value)
+        entry = self.live.get(id(root))
+        if entry is not None and entry[0] is root:
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self.live[id(root)]
+                self.cur -= root.nbytes
+        self.tracker.release(value)
+
+    def release_all(self, values) -> None:
+        for value in values:
+            self.release(value)
+
+    def store(self, name, value) -> None:
+        """A persistable output stored into the scope: the stretch recorded so far ends here,
+        unless it is the array the variable holds (updated in place: the tracker does nothing)."""
+        if value is self.env.get(name):
+            self.outputs.append(IN_PLACE)
+            self.scope._set_array(name, value)
+            return
+        self.windows.append((self.high - self.start, self.cur - self.start))
+        self.start = self.high = self.cur
+        root = root_of(value)
+        entry = self.live.get(id(root))
+        if entry is not None and entry[0] is root:
+            self.ok = False   # the scope would hold one of the run's own buffers
+        self._output(root)
+        self.scope._set_array(name, value)
+
+    # --- steps ----------------------------------------------------------------------------------
+    def begin(self, step, ins, given, env) -> None:
+        """Step ``step`` runs on ``ins`` with the buffers ``given`` (None: none)."""
+        self._close_step()
+        self.marks.append((self.high - self.start, self.cur - self.start))
+        inputs = {n for _, names, _ in step.ins for n in names}
+        related = bool(step.opdef.views or step.donors) or any(
+            name not in self.persist and (name in env or name in inputs) for name in step.out_names)
+        self.step, self.ins, self.given, self.env = step, (ins if related else None), (given or {}), env
+
+    def _output(self, root) -> None:
+        if self.ins is not None:
+            self.outputs.append(self._relation(root))
+            return
+        entry = self.live.get(id(root))
+        if entry is not None and entry[0] is root and entry[1] > 1:
+            self.ok = False   # an unrelated step's output shares a buffer: not what check mode allows
+        self.outputs.append(root.nbytes)
+
+    def _relation(self, root) -> tuple:
+        for slot, value in self.given.items():   # first: a handed input buffer is also an input
+            if root_of(value) is root:
+                return (GIVEN, slot, -1, 0)
+        for slot, names, many in self.step.ins:
+            values = self.ins[slot] if many else (self.ins[slot],)
+            for j, value in enumerate(values):
+                if root_of(value) is root:
+                    return (INPUT, slot, j if many else -1, 0)
+        entry = self.live.get(id(root))
+        if entry is not None and entry[0] is root and entry[1] > 1:
+            self.ok = False   # shares a buffer with a value that is not one of the step's inputs
+        return (NEW, None, -1, root.nbytes)
+
+    def _close_step(self) -> None:
+        if self.step is None:
+            return
+        if self.step.single is not None and (self.ins is None or self.outputs == [IN_PLACE]):
+            self.checks.append(self.outputs[0])
+        elif self.step.single is not None and self.outputs[0][0] == GIVEN \
+                and self.step.out_names[0] not in self.persist:
+            self.checks.append(self.outputs[0][1])   # the slot of the buffer it was handed and returned
+        elif self.ins is not None:
+            self.checks.append(Relations(self.outputs))
+        else:
+            self.checks.append(tuple(self.outputs))
+        self.outputs = []
+
+    def ledger(self):
+        """The recorded ledger (None if this run's own buffers were not its own alone)."""
+        self._close_step()
+        if not self.ok:
+            return None
+        return Ledger(self.checks, self.windows, (self.high - self.start, self.cur - self.start), self.marks)
+
+
+class Replay:
+    """Where a replayed run is: the step running, the stretches applied to the tracker."""
+
+    __slots__ = ("ledger", "tracker", "index", "window", "applied", "active")
+
+    def __init__(self, ledger, tracker):
+        self.ledger, self.tracker = ledger, tracker
+        self.index = self.window = self.applied = 0
+        self.active = True   # the ledger counts the run's own bytes (until ``leave``)
+
+    def flush(self) -> None:
+        """Apply the next recorded stretch (a store into the scope follows)."""
+        rise, net = self.ledger.windows[self.window]
+        self.window += 1
+        self.applied += net
+        if rise or net:
+            self.tracker.bump(rise, net)
+
+    def leave(self, completed: bool) -> None:
+        """Take the run's own bytes out of the tracker (after the stretch under way)."""
+        marks = self.ledger.marks
+        rise, _ = marks[self.index] if not completed and self.index < len(marks) else self.ledger.final
+        self.tracker.bump(rise, -self.applied)
+        self.applied, self.active = 0, False
+
+
+def replay(plan, env, scope, state):
+    """Run the plan's steps with ledger ``state.ledger`` (module docstring).  Returns None when
+    every step matched it, else ``(step index, inputs, kernel outputs, handed buffers)`` of the
+    first one that did not: its kernel ran, none of its outputs is stored."""
+    persist, set_array, checks = plan.persistables, scope._set_array, state.ledger.checks
+    i = 0
+    try:
+        for i, step in enumerate(plan.steps):
+            ins = {}
+            for slot, names, many in step.ins:
+                ins[slot] = [env[n] for n in names] if many else env[names[0]]
+            given = None
+            try:
+                if step.donors:
+                    given = {}
+                    take_donors(step.donors, env, given)
+                if not step.plain:
+                    outs = step.call(ins, given, step.expect)
+                elif given is None:
+                    outs = step.kernel(ins, step.attrs, step.ctx)
+                else:
+                    outs = step.kernel(ins, step.attrs, KernelContext(step.ctx.wanted, given))
+                check = checks[i]
+                if type(check) is int:   # one output, its buffer's size (the common case, inlined)
+                    value, name = outs[step.single], step.out_names[0]
+                    if type(value) is not _ndarray:
+                        value = np.asarray(value)
+                    if name in persist:
+                        if check != IN_PLACE:
+                            state.flush()
+                        elif value is not env.get(name):
+                            return i, ins, outs, given
+                        set_array(name, value)
+                    elif (value.nbytes if value.base is None else root_of(value).nbytes) != check:
+                        return i, ins, outs, given
+                    env[name] = value
+                elif type(check) is str:   # one output, computed into the buffer handed for it
+                    value = outs[step.single]
+                    if given is None or (value is not given.get(check)
+                                         and root_of(value) is not root_of(given.get(check))):
+                        return i, ins, outs, given
+                    env[step.out_names[0]] = value
+                elif not (_store_one if step.single is not None else _store)(
+                        step, outs, check, ins, given, env, persist, state, set_array):
+                    return i, ins, outs, given
+            except Exception as exc:
+                if is_wrapped(exc):
+                    raise
+                raise step.error(exc, ins) from exc
+            for name in step.strips:
+                value = env[name]
+                env[name] = Meta(value.shape, value.dtype)
+            for name in step.frees:
+                del env[name]
+    finally:
+        state.index = i   # where a failed run stopped (``Replay.leave``)
+    return None
+
+
+def _store_one(step, outs, check, ins, given, env, persist, state, set_array) -> bool:
+    """``_store`` of a step with one output that may share a buffer with an input."""
+    value = outs[step.single]
+    if type(value) is not _ndarray:
+        value = np.asarray(value)
+    if not _related(value, check[0], ins, given):
+        return False
+    name = step.out_names[0]
+    if name in persist:   # not in place (that is an int check)
+        state.flush()
+        set_array(name, value)
+    env[name] = value
+    return True
+
+
+def _store(step, outs, check, ins, given, env, persist, state, set_array) -> bool:
+    """Store a step's outputs if each is what the ledger says (else store none: False)."""
+    values = step.flat_outputs(outs)
+    related = type(check) is Relations
+    for name, value, expect in zip(step.out_names, values, check):
+        if expect == IN_PLACE:
+            if value is not env.get(name):
+                return False
+        elif related:
+            if not _related(value, expect, ins, given):
+                return False
+        elif name not in persist and (value.nbytes if value.base is None else root_of(value).nbytes) != expect:
+            return False
+    for name, value, expect in zip(step.out_names, values, check):
+        if name in persist:
+            if expect != IN_PLACE:
+                state.flush()
+            set_array(name, value)
+        env[name] = value
+    return True
+
+
+def _related(value, rel, ins, given) -> bool:
+    """Whether output ``value`` shares its buffer as ``rel`` says (``Relations``)."""
+    kind, slot, j, nbytes = rel
+    if kind == INPUT:
+        source = ins[slot] if j < 0 else ins[slot][j]
+        return value is source or root_of(value) is root_of(source)
+    if kind == GIVEN:
+        source = given.get(slot) if given is not None else None
+        return value is source or (source is not None and root_of(value) is root_of(source))
+    root = root_of(value)
+    if root.nbytes != nbytes:
+        return False
+    for item in ins.values():
+        for v in (item if type(item) is list else (item,)):
+            if v is root or (getattr(v, "base", None) is not None and root_of(v) is root):
+                return False
+    return given is None or all(root_of(v) is not root for v in given.values())
