@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numbers
 
+from ..core.context import in_dynamic_mode
 from ..core.errors import ArgTypeError, AttrError, ShapeError, fmt_shape, located
 from ..ops.apply import apply_op, apply_op_single
 from .static_layers import padding_index
@@ -134,8 +135,13 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, 
 
 # --- layers' computations (both modes; parameters are passed in) ---------------------------------
 def linear(x, weight, bias=None, name=None):
-    """``x @ weight (+ bias)``: ops ``matmul_v2`` and ``elementwise_add``; weight is [in, out]."""
+    """``x @ weight (+ bias)``; weight is [in, out].  A Program gets ops ``matmul_v2`` and
+    ``elementwise_add`` (the reference's); eager mode runs the two as one ``fused_gemm_epilogue``
+    op (same arithmetic, one op's overhead, no intermediate product) when x has rank >= 2."""
     key = _key("linear", name)
+    if bias is not None and in_dynamic_mode() and len(x.shape) >= 2 and len(weight.shape) == 2 \
+            and len(bias.shape) == 1:
+        return apply_op_single("fused_gemm_epilogue", {"X": x, "Y": weight, "Bias": bias}, name_key=key)
     out = apply_op_single("matmul_v2", {"X": x, "Y": weight}, name_key=key)
     if bias is not None:
         out = apply_op_single("elementwise_add", {"X": out, "Y": bias}, {"axis": -1}, name_key=key)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import fmt_shape
+from . import parallel
+from .elementwise import unbroadcast
 from .gemm import matmul
 from .gradrule import Gradient, grad_slot
 from .infer_helpers import BroadcastError, matmul_shape, prod
@@ -275,3 +277,56 @@ register(
     doc="Out = alpha * (op(X) @ op(Y)), the shape rules of matmul_v2",
 )
 
+
+
+# --- fused_gemm_epilogue: Out = op(X) @ op(Y) + Bias (eager F.linear's one op) -------------------
+def _gemm_epilogue_infer(ctx):
+    _infer_matmul("trans_x", "trans_y")(ctx)
+    if ctx.attr("activation") != "none":
+        ctx.fail_attr("activation", "'none' (relu/gelu epilogues are not supported yet)", ctx.attr("activation"))
+    for slot in ("X", "Y"):
+        if len(ctx.shape(slot)) < 2:
+            ctx.fail(slot, "rank >= 2", fmt_shape(ctx.shape(slot)))
+    if len(ctx.shape("Y")) != 2:
+        ctx.fail("Y", "a 2-D weight", fmt_shape(ctx.shape("Y")))
+    ctx.check_same_dtype("X", "Bias")
+    n = ctx.shape("Y")[0 if ctx.attr("trans_y") else 1]
+    bias = list(ctx.shape("Bias"))
+    if len(bias) != 1 or -1 not in (n, bias[0]) and bias[0] != n:
+        ctx.fail("Bias", f"shape [{n}] (one value per output column)", fmt_shape(ctx.shape("Bias")))
+
+
+def _gemm_epilogue_kernel(ins, attrs, ctx):
+    out = _matmul_product(ins["X"], ins["Y"], attrs["trans_x"], attrs["trans_y"], ctx)
+    bias = ins["Bias"]
+    if parallel.worth(out.size) and out.dtype.kind == "f":   # elementwise_add's split: the same sums
+        parallel.chunked(lambda a, b, o: np.add(a, b, out=o), out, out, bias)
+    else:
+        np.add(out, bias, out=out)
+    return {"Out": out}
+
+
+def _gemm_epilogue_grad_kernel(ins, attrs, ctx):
+    dout = ins[OUT_GRAD]
+    result = _matmul_grads(ins["X"], ins["Y"], dout, attrs["trans_x"], attrs["trans_y"], 1.0, ctx)
+    if BIAS_GRAD in ctx.wanted:                      # as elementwise_add's Y@GRAD (axis=-1)
+        shape = ins["Bias"].shape
+        result[BIAS_GRAD] = unbroadcast(dout, shape, shape)
+    return result
+
+
+BIAS_GRAD = grad_slot("Bias")
+
+register(
+    "fused_gemm_epilogue",
+    inputs=["X", "Y", "Bias"],
+    outputs=["Out"],
+    attrs={"trans_x": False, "trans_y": False, "activation": "none"},
+    infer=_gemm_epilogue_infer,
+    kernel=_gemm_epilogue_kernel,
+    grad=Gradient(_gemm_epilogue_grad_kernel, inputs=("X", "Y", "Bias"), input_grads=("X", "Y", "Bias"),
+                  no_need_buffer=("Bias",), buffers=True),
+    buffers=True,
+    doc="Out = op(X) @ op(Y) + Bias (Y 2-D, Bias [N]): matmul_v2 then elementwise_add(axis=-1) in one op, "
+        "the same arithmetic; eager F.linear with a bias runs it (activation 'none' only)",
+)

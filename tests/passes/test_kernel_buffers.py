@@ -75,6 +75,9 @@ for _tx in (False, True):
 CASES.append(("matmul_v2", {"X": r(2, 4, 5), "Y": r(5, 3)}, {}, None, ["Out"]))
 CASES.append(("matmul_v2", {"X": r(2, 4, 5), "Y": r(2, 5, 3)}, {}, None, ["Out"]))
 CASES.append(("matmul_v2", {"X": r(5), "Y": r(5, 3)}, {}, None, []))  # a 1-D operand: no buffer
+CASES.append(("fused_gemm_epilogue", {"X": r(2, 4, 5), "Y": r(5, 3), "Bias": r(3)}, {}, None, ["Out"]))
+CASES.append(("fused_gemm_epilogue_grad", {"X": r(4, 5), "Y": r(5, 3), "Bias": r(3), G("Out"): r(4, 3)}, {},
+              [G("X"), G("Y"), G("Bias")], [G("X"), G("Y")]))
 CASES.append(("matmul", {"X": r(4, 5), "Y": r(5, 3)}, {"alpha": 2.5}, None, ["Out"]))
 CASES.append(("matmul_grad", {"X": r(4, 5), "Y": r(5, 3), G("Out"): r(4, 3)}, {"alpha": 2.5},
               [G("X"), G("Y")], [G("X"), G("Y")]))
