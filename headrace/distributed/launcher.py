@@ -69,9 +69,9 @@ def run_job(cmd: list, env=None) -> int:
     folder = env["HEADRACE_DIST_DIR"]
     proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
-    reported = []
-    pumps = [threading.Thread(target=_pump, args=(proc.stdout, sys.stdout, reported), daemon=True),
-             threading.Thread(target=_pump, args=(proc.stderr, sys.stderr, reported), daemon=True)]
+    reported, seen = [], set()
+    pumps = [threading.Thread(target=_pump, args=(proc.stdout, sys.stdout, reported, seen), daemon=True),
+             threading.Thread(target=_pump, args=(proc.stderr, sys.stderr, reported, seen), daemon=True)]
     for pump in pumps:
         pump.start()
     try:
@@ -80,6 +80,8 @@ def run_job(cmd: list, env=None) -> int:
         code = _interrupt(proc)
     for pump in pumps:
         pump.join(timeout=5)
+    if code not in (0, 130):
+        _print_lost_notes(folder, seen)
     if reported and code not in (0, 130):
         sys.stderr.write(_name_ranks(reported, folder) + "\n")
     shutil.rmtree(folder, ignore_errors=True)
@@ -101,17 +103,34 @@ _BAD = re.compile(r"PID (\d+) RUNNING AT (\S+)")
 _CODE = re.compile(r"EXIT CODE: (\d+)")
 
 
-def _pump(source, sink, reported) -> None:
+def _pump(source, sink, reported, seen) -> None:
     for raw in iter(source.readline, b""):
         line = raw.decode(errors="replace")
         sink.write(line)
         sink.flush()
+        if line.startswith("headrace.distributed: rank"):
+            seen.add(line.rstrip("\n"))
         bad = _BAD.search(line)
         if bad:
             reported.append([int(bad.group(1)), bad.group(2), None])
         code = _CODE.search(line)
         if code and reported and reported[-1][2] is None:
             reported[-1][2] = int(code.group(1))
+
+
+def _print_lost_notes(folder, seen) -> None:
+    """A failing rank prints its message and leaves it in ``note.<rank>`` (``World.report``); the
+    MPI launcher may have ended before forwarding the printed copy, so print the notes not seen."""
+    names = [n for n in os.listdir(folder) if n.startswith("note.")] if os.path.isdir(folder) else []
+    for name in sorted(names, key=lambda n: int(n[5:]) if n[5:].isdigit() else -1):
+        try:
+            with open(os.path.join(folder, name)) as f:
+                note = f.read()
+        except OSError:
+            continue
+        if note and note.splitlines()[0] not in seen:
+            sys.stderr.write(note if note.endswith("\n") else note + "\n")
+    sys.stderr.flush()
 
 
 def _name_ranks(reported, folder) -> str:

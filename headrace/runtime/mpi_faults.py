@@ -26,11 +26,8 @@ def install(world) -> None:
     def hook(kind, value, tb):
         text = "".join(traceback.format_exception(kind, value, tb))
         if isinstance(value, PeerFailedError):
-            sys.stderr.write(f"headrace.distributed: rank {world.rank} of {world.size} stops: {value}\n")
-            sys.stderr.flush()
-            if world.comm is not None:
-                world.comm.Abort(1)
-            return
+            world.report(f"headrace.distributed: rank {world.rank} of {world.size} stops: {value}")
+            world.abort()
         what = "was interrupted (Ctrl-C)" if issubclass(kind, KeyboardInterrupt) else "failed"
         world.fail(f"headrace.distributed: rank {world.rank} of {world.size} {what}; ending every rank.\n{text}")
 

@@ -191,12 +191,31 @@ class World:
 
     def fail(self, message: str) -> None:
         """Report this rank's failure and end the job (never returns when MPI is up)."""
-        sys.stderr.write(message if message.endswith("\n") else message + "\n")
-        sys.stderr.flush()
+        self.report(message)
         if self.control is not None:
             self.control.mark_failed(self.rank)
-            time.sleep(0.3)  # lets peers waiting in a collective name this rank themselves
+        self.abort()
+
+    def report(self, message: str) -> None:
+        """Print ``message`` and, under ``headrace.distributed.launch``, leave it in the job folder
+        too (``note.<rank>``): MPI_Abort can end the MPI launcher before it forwarded the last lines
+        a rank wrote, and the launcher then prints the notes it did not see."""
+        message = message if message.endswith("\n") else message + "\n"
+        sys.stderr.write(message)
+        sys.stderr.flush()
+        folder = os.environ.get("HEADRACE_DIST_DIR")
+        if folder:
+            try:
+                with open(os.path.join(folder, f"note.{self.rank}"), "w") as f:
+                    f.write(message)
+            except OSError:
+                pass
+
+    def abort(self) -> None:
+        """End every rank of the job (``MPI_Abort``); waits 0.3 s first, so peers waiting in a
+        collective can name a rank marked failed and the launcher can forward what was printed."""
         if self.comm is not None:
+            time.sleep(0.3)
             self.comm.Abort(1)
         os._exit(1)
 
