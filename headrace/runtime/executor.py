@@ -145,11 +145,13 @@ class Executor:
 
     # --- the loop: prepare feeds, run steps (run, store, free), collect fetches ------------------
     @staticmethod
-    def _run_plan(plan, scope, feed_arrays) -> list:
+    def _run_plan(plan, scope, feed_arrays, ledgered=True) -> list:
         """Run ``plan``; its bytes are counted from its ledger for these feeds if it has one, else
-        array by array (recording a ledger on the way when the feeds allow one: ``ledger.py``)."""
+        array by array (recording a ledger on the way when the feeds allow one: ``ledger.py``).
+        ``ledgered=False``: array by array, no ledger recorded nor replayed (runs on several
+        threads at once: a replay's stretch cannot see the other runs' bytes)."""
         env, tracker = {}, memory.cpu
-        key = ledger.feed_signature(plan, feed_arrays, tracker)
+        key = ledger.feed_signature(plan, feed_arrays, tracker) if ledgered else None
         recorded = plan.ledgers.get(key) if key is not None else None
         state = ledger.Replay(recorded, tracker) if recorded is not None else None
         rec = ledger.Recorder(tracker, scope, plan.persistables) \
@@ -165,12 +167,12 @@ class Executor:
                 _run_steps_counted(plan, env, scope, state, rec, key)
             results = _collect(plan, env, scope)
             if state is not None and state.active:
-                state.leave(completed=True)
+                state.leave()
                 env.clear()   # the run's own bytes left the tracker with the ledger's last stretch
             return results
         finally:
             if state is not None and state.active:   # a replay ended by an error
-                state.leave(completed=False)
+                state.leave()
                 env.clear()
             _release_env(env, plan.persistables)
 
@@ -183,6 +185,7 @@ def _run_steps_counted(plan, env, scope, state, rec, key):
         if rec is not None:
             if len(plan.ledgers) >= ledger.MAX_LEDGERS:
                 plan.ledgers.clear()
+                plan.ledger_misses.clear()
             plan.ledgers[key] = rec.ledger()
         return
     stopped = ledger.replay(plan, env, scope, state)
@@ -190,8 +193,12 @@ def _run_steps_counted(plan, env, scope, state, rec, key):
         return
     # the record no longer holds: hand the run's own buffers to the tracker, count the rest one by one
     index, ins, outs, given = stopped
-    plan.ledgers.pop(key, None)
-    state.leave(completed=False)
+    misses = plan.ledger_misses[key] = plan.ledger_misses.get(key, 0) + 1
+    if misses >= ledger.MAX_MISSES:
+        plan.ledgers[key] = None   # its sizes keep changing (masked_select...): count array by array
+    else:
+        plan.ledgers.pop(key, None)   # the next run records a new one
+    state.leave()
     acquire = memory.cpu.acquire
     for name, value in env.items():
         if name not in plan.persistables:

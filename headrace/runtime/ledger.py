@@ -29,7 +29,18 @@ that does not match (an output size that depends on the data, a kernel that retu
 it returned a view before) ends the replay: the run's own buffers go into the tracker as usual
 and the rest of the run is counted array by array; the ledger is dropped and the next run records
 a new one.  A run whose own buffers share one with the scope (a fed persistable, a view of a
-parameter, a feed the tracker already counts) is never ledger-counted: its signature maps to None.
+parameter, a feed the tracker already counts) is never ledger-counted: its signature maps to None;
+so is a signature whose replays stopped matching ``MAX_MISSES`` times (sizes that depend on the data).
+
+A replay is exact only for a run that is alone: a stretch's rise is its own bytes' rise, which
+cannot see another run's bytes changing in the meantime.  So the places of a data-parallel program
+(``parallel.py``: several at once, on threads) neither record nor replay a ledger; they are counted
+array by array.  Runs the user starts on several threads at once are not detected: their peak is
+only as exact as the interleaving of the replayed stretches allows.
+
+A replay that fails (an error, a Ctrl-C) counts the rise of the stretch under way as far as it got
+(``Replay.leave``): none before its steps, up to step i while step i runs, all of it after the last
+step (an error collecting the fetches, a Ctrl-C held through the updates).
 """
 from __future__ import annotations
 
@@ -42,6 +53,9 @@ from .plan import take_donors
 
 MAX_LEDGERS = 8
 """Feed signatures a plan keeps ledgers for (all dropped when a ninth one comes)."""
+MAX_MISSES = 3
+"""Replays of one signature's ledgers that may stop matching before that signature's runs are
+counted array by array for good (until ``MAX_LEDGERS`` drops the plan's ledgers)."""
 
 _ndarray = np.ndarray
 NEW, INPUT, GIVEN = 0, 1, 2   # what a step's output shares its buffer with (``Recorder._relation``)
@@ -71,15 +85,16 @@ def feed_signature(plan, feed_arrays, tracker):
 class Ledger:
     """What a recorded run's own bytes did (see the module docstring)."""
 
-    __slots__ = ("checks", "windows", "final", "marks")
+    __slots__ = ("checks", "windows", "final", "marks", "stretches")
 
-    def __init__(self, checks, windows, final, marks):
+    def __init__(self, checks, windows, final, marks, stretches):
         # per step: an int (one output's size; IN_PLACE), a str (one output, the buffer handed for
         # that slot), a tuple of sizes, or Relations
         self.checks = checks
         self.windows = windows   # (rise, net) of the stretch ending at each store into the scope
         self.final = final       # (rise, net) of the stretch ending with the last step
         self.marks = marks       # per step: (rise, net) of its stretch so far when the step begins
+        self.stretches = stretches   # per step: how many stretches ended before it began
 
 
 class Relations(tuple):
@@ -101,7 +116,7 @@ class Recorder:
         self.live = {}   # id(root) -> [root, holders]: the run's own buffers
         self.cur = self.start = self.high = 0
         self.ok = True
-        self.checks, self.windows, self.marks = [], [], []
+        self.checks, self.windows, self.marks, self.stretches = [], [], [], []
         self.step = self.ins = self.given = self.env = None
         self.outputs = []
 
@@ -157,6 +172,7 @@ class Recorder:
         """Step ``step`` runs on ``ins`` with the buffers ``given`` (None: none)."""
         self._close_step()
         self.marks.append((self.high - self.start, self.cur - self.start))
+        self.stretches.append(len(self.windows))
         inputs = {n for _, names, _ in step.ins for n in names}
         related = bool(step.opdef.views or step.donors) or any(
             name not in self.persist and (name in env or name in inputs) for name in step.out_names)
@@ -204,17 +220,22 @@ class Recorder:
         self._close_step()
         if not self.ok:
             return None
-        return Ledger(self.checks, self.windows, (self.high - self.start, self.cur - self.start), self.marks)
+        return Ledger(self.checks, self.windows, (self.high - self.start, self.cur - self.start), self.marks,
+                      self.stretches)
 
 
 class Replay:
-    """Where a replayed run is: the step running, the stretches applied to the tracker."""
+    """Where a replayed run is: the step running, the stretches applied to the tracker.
+
+    ``index`` is how far the run got: -1 until its steps begin (the feeds are not counted yet:
+    they belong to the first stretch), i while step i runs, the number of steps after the last."""
 
     __slots__ = ("ledger", "tracker", "index", "window", "applied", "active")
 
     def __init__(self, ledger, tracker):
         self.ledger, self.tracker = ledger, tracker
-        self.index = self.window = self.applied = 0
+        self.index = -1
+        self.window = self.applied = 0
         self.active = True   # the ledger counts the run's own bytes (until ``leave``)
 
     def flush(self) -> None:
@@ -225,11 +246,21 @@ class Replay:
         if rise or net:
             self.tracker.bump(rise, net)
 
-    def leave(self, completed: bool) -> None:
-        """Take the run's own bytes out of the tracker (after the stretch under way)."""
-        marks = self.ledger.marks
-        rise, _ = marks[self.index] if not completed and self.index < len(marks) else self.ledger.final
-        self.tracker.bump(rise, -self.applied)
+    def leave(self) -> None:
+        """Take the run's own bytes out of the tracker, after counting how far they rose in the
+        stretch under way as far as the run got (``index``): what counting array by array would
+        have counted before the run's end, its error, or the step that stopped matching."""
+        ledger, i = self.ledger, self.index
+        if i < 0:
+            rise = 0   # failed before its steps: nothing of its own was counted yet
+        elif i >= len(ledger.marks):
+            rise = ledger.final[0]   # after the last step (an error collecting fetches, a held Ctrl-C)
+        elif self.window == ledger.stretches[i]:
+            rise = ledger.marks[i][0]   # inside step i: the stretch's rise before it
+        else:
+            rise = 0   # step i stored into the scope, ending the stretch: nothing rose since
+        if rise or self.applied:
+            self.tracker.bump(rise, -self.applied)
         self.applied, self.active = 0, False
 
 
@@ -287,8 +318,9 @@ def replay(plan, env, scope, state):
                 env[name] = Meta(value.shape, value.dtype)
             for name in step.frees:
                 del env[name]
+        i = len(plan.steps)   # every step ran: what follows (fetches, a held Ctrl-C) is after them
     finally:
-        state.index = i   # where a failed run stopped (``Replay.leave``)
+        state.index = i   # where the run stopped if it fails (``Replay.leave``)
     return None
 
 

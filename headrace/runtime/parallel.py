@@ -246,9 +246,9 @@ class ParallelRunner:
         n = self.num_places
         group = self.group
 
-        def one(k):
+        def one(k):   # several places run at once: no ledger (its stretches ignore the other places' bytes)
             with using(group.communicator(k)):
-                return executor._run_plan(plans[k], scopes[k], arrays[k])
+                return executor._run_plan(plans[k], scopes[k], arrays[k], ledgered=n == 1)
 
         if n == 1:
             return [one(0)]

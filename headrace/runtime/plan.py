@@ -114,6 +114,8 @@ class Plan:
     persist_expect: dict = field(default_factory=dict)
     # feed signature -> Ledger (or None: that signature's runs are not ledger-counted), see ledger.py
     ledgers: dict = field(default_factory=dict)
+    # feed signature -> how many replays of its ledgers stopped matching (``ledger.MAX_MISSES``)
+    ledger_misses: dict = field(default_factory=dict)
 
 
 def build_plan(program, feed_names, fetch_names) -> Plan:

@@ -1,6 +1,9 @@
 """The executor's ledger (runtime/ledger.py): runs counted from a recorded ledger report the same
 current and peak bytes as runs counted array by array, and fall back when the record does not hold."""
 import gc
+import os
+import signal
+import sys
 
 import numpy as np
 import pytest
@@ -149,21 +152,200 @@ def test_an_error_during_a_replay_leaves_nothing_counted(monkeypatch):
         assert _peaks(exe, main, [feed], [loss]) == good[:1]
 
 
-def test_data_parallel_places_replay_and_release_everything():
+def test_data_parallel_places_count_array_by_array_and_release_everything(monkeypatch):
+    """Places run at once on threads: a replayed stretch cannot see the other places' bytes (nor
+    that the split feeds share one buffer), so they are never ledger-counted: their peaks are what
+    counting array by array gives (a replay reported ~40% less for this MLP)."""
     main, startup, loss, feed = build("mlp", batch=32)
-    compiled = static.CompiledProgram(main).with_data_parallel(loss_name=loss.name, places=static.cpu_places(2))
-    with scope_guard(Scope()):
+
+    def runs():
+        compiled = static.CompiledProgram(main).with_data_parallel(loss_name=loss.name,
+                                                                   places=static.cpu_places(2))
+        with scope_guard(Scope()):
+            exe = static.Executor()
+            exe.run(startup)
+            losses = [exe.run(compiled, feed=feed, fetch_list=[loss])[0]]   # makes place 1's scope
+            gc.collect()
+            before = memory.memory_allocated()
+            peaks = _peaks(exe, compiled, [feed] * 4, [loss])
+            gc.collect()
+            assert memory.memory_allocated() == before
+            losses += [exe.run(compiled, feed=feed, fetch_list=[loss])[0]]
+            plans = [p for _, entry in exe._plans.values() for p in entry.values() if p.feed_names]
+        return peaks, plans, losses
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(10.0)   # threads switch only where a place waits (its collectives): same order
+    try:
+        with monkeypatch.context() as patched:
+            _without_ledgers(patched)
+            counted, _, _ = runs()
+        peaks, plans, losses = runs()
+    finally:
+        sys.setswitchinterval(switch)
+    assert peaks == counted and peaks == [peaks[0]] * 4
+    assert len(plans) == 2 and all(p.ledgers == {} for p in plans)
+    assert np.all(np.isfinite(losses)) and len({np.asarray(v).tobytes() for v in losses}) == 2   # it trains
+
+
+def _without_ledgers(monkeypatch):
+    """Count every later run array by array (no feed signature: no ledger)."""
+    monkeypatch.setattr(ledger, "feed_signature", lambda *args: None)
+
+
+def _measure(run):
+    """(peak above the bytes held before, bytes held after, "ok" or the error's type) of ``run()``."""
+    gc.collect()
+    before = memory.memory_allocated()
+    memory.reset_max_memory_allocated()
+    try:
+        run()
+        outcome = "ok"
+    except (Exception, KeyboardInterrupt) as exc:   # noqa: BLE001 - its type is compared
+        outcome = type(exc).__name__
+    gc.collect()
+    return memory.max_memory_allocated() - before, memory.memory_allocated() - before, outcome
+
+
+def test_a_replay_failing_before_its_steps_counts_nothing_of_its_own(monkeypatch):
+    """A scope without the parameters fails while preparing the run: counting array by array,
+    not even the feed was counted yet (a replay counted the feed's bytes in the peak)."""
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [256, 64], "float32")
+        out = paddle.sum(static.nn.fc(x, 4))
+    feed = {"x": np.ones((256, 64), "float32")}
+
+    def scenario():
+        exe, ready = static.Executor(), Scope()
+        exe.run(startup, scope=ready)
+        return [_measure(lambda: exe.run(main, feed=feed, fetch_list=[out], scope=scope))
+                for scope in (ready, ready, Scope(), ready)]   # run 3: a scope without parameters
+
+    runs = scenario()
+    assert [outcome for _, _, outcome in runs] == ["ok", "ok", "UninitializedError", "ok"]
+    _without_ledgers(monkeypatch)
+    assert runs == scenario()
+    assert runs[2][:2] == (0, 0)
+
+
+def test_a_replay_failing_after_its_last_step_counts_its_last_stretch(monkeypatch):
+    """Fetching a persistable without a value fails after every step ran: the peak includes the
+    last step's output (a replay left out the rise of the last stretch's last step)."""
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [4, 16], "float32")
+        y = paddle.tile(paddle.tanh(x), [1000, 1])          # the last step: 256 KB
+        main.global_block().create_var(name="ghost", persistable=True, shape=[1], dtype="float32")
+    feed = {"x": np.ones((4, 16), "float32")}
+
+    def scenario():
         exe = static.Executor()
         exe.run(startup)
-        losses = [exe.run(compiled, feed=feed, fetch_list=[loss])[0]]   # makes place 1's scope
-        gc.collect()
-        before = memory.memory_allocated()
-        losses += [exe.run(compiled, feed=feed, fetch_list=[loss])[0] for _ in range(3)]
-        gc.collect()
-        assert memory.memory_allocated() == before
-        plans = [p for _, entry in exe._plans.values() for p in entry.values() if p.feed_names]
-    assert len(plans) == 2 and all(len(p.ledgers) == 1 and None not in p.ledgers.values() for p in plans)
-    assert np.all(np.isfinite(losses)) and len({np.asarray(v).tobytes() for v in losses}) == 4   # it trains
+        return [_measure(lambda: exe.run(main, feed=feed, fetch_list=[y, "ghost"])) for _ in range(3)], exe
+
+    runs, exe = scenario()
+    assert [outcome for _, _, outcome in runs] == ["UninitializedError"] * 3
+    assert len(_ledgers(exe)) == 1 and None not in _ledgers(exe).values()   # runs 2 and 3 replayed
+    _without_ledgers(monkeypatch)
+    assert runs == scenario()[0] and runs == [runs[0]] * 3 and runs[0][0] > 1000 * 16 * 4
+
+
+def test_a_ctrl_c_held_through_the_updates_of_a_replay_counts_the_whole_run(monkeypatch):
+    """A Ctrl-C during the SGD update is held until the run ends (``runtime/interrupt.py``): every
+    step ran, the last one (after the updates) included, so its bytes are in the peak."""
+    opdef = lookup("sgd")
+    real, armed = opdef.kernel, {"on": False}
+
+    def kernel(ins, attrs, ctx):
+        if armed["on"]:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(ins, attrs, ctx)
+
+    monkeypatch.setattr(opdef, "kernel", kernel)   # before the plan is made: its steps keep it
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [4, 16], "float32")
+        loss = paddle.mean(static.nn.fc(x, 4))
+        paddle.optimizer.SGD(0.1).minimize(loss)
+        y = paddle.tile(x, [1000, 1])            # after the updates: the last step, 256 KB
+    feed = {"x": np.ones((4, 16), "float32")}
+
+    def scenario():
+        with scope_guard(Scope()):
+            exe = static.Executor()
+            exe.run(startup)
+            out = []
+            for k in range(4):
+                armed["on"] = k >= 2
+                out.append(_measure(lambda: exe.run(main, feed=feed, fetch_list=[loss, y])))
+            armed["on"] = False
+            return out
+
+    runs = scenario()
+    assert [outcome for _, _, outcome in runs] == ["ok", "ok", "KeyboardInterrupt", "KeyboardInterrupt"]
+    _without_ledgers(monkeypatch)
+    assert runs == scenario() and runs[3][0] == runs[0][0] > 1000 * 16 * 4
+
+
+def test_a_replay_failing_in_a_store_counts_no_rise_after_it(monkeypatch):
+    """A step that ended a stretch by storing into the scope fails right after (here: the store
+    itself): the stretch's rise was counted at the store, nothing rose since."""
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [64, 64], "float32")
+        g = static.create_global_var([64, 64], 0.0, "float32", persistable=True, name="g")
+        h = paddle.tanh(x)
+        big = paddle.sum(paddle.tile(h, [8, 1]))      # the stretch's peak: 128 KB
+        paddle.assign(h * big, g)                      # a new array stored into g: the stretch ends
+        out = paddle.sum(g)
+    real, armed = Scope._set_array, {"on": False}
+
+    def set_array(self, name, value):
+        if armed["on"] and name == "g":
+            raise RuntimeError("store failed")
+        return real(self, name, value)
+
+    monkeypatch.setattr(Scope, "_set_array", set_array)
+    feed = {"x": np.ones((64, 64), "float32")}
+
+    def scenario():
+        with scope_guard(Scope()):
+            exe = static.Executor()
+            exe.run(startup)
+            out_ = []
+            for k in range(3):
+                armed["on"] = k == 2
+                out_.append(_measure(lambda: exe.run(main, feed=feed, fetch_list=[out])))
+            armed["on"] = False
+            return out_
+
+    runs = scenario()
+    assert [outcome for _, _, outcome in runs][:2] == ["ok", "ok"] and runs[2][2] != "ok"
+    _without_ledgers(monkeypatch)
+    assert runs == scenario() and runs[2][:2] == (runs[0][0], 0)
+
+
+def test_a_signature_whose_replays_keep_failing_is_counted_array_by_array(monkeypatch):
+    """masked_select's output size changes from run to run: after ``MAX_MISSES`` replays that
+    stopped matching, that signature's runs record and replay nothing (counted array by array)."""
+    stops = []
+    real_replay = ledger.replay
+    monkeypatch.setattr(ledger, "replay", lambda *args: stops.append(real_replay(*args)) or stops[-1])
+    main, startup, out = _masked_net()
+    x = np.random.default_rng(0).standard_normal((64, 16)).astype("float32")
+    feeds = [{"x": x}, {"x": np.abs(x)}] * (ledger.MAX_MISSES + 2)   # every second run picks all
+
+    def scenario():
+        exe = static.Executor()
+        exe.run(startup)
+        return _peaks(exe, main, feeds, [out]), exe
+
+    runs, exe = scenario()
+    assert len(stops) == ledger.MAX_MISSES and all(s is not None for s in stops)
+    assert list(_ledgers(exe).values()) == [None]
+    _without_ledgers(monkeypatch)
+    assert runs == scenario()[0]
 
 
 def test_bump_counts_a_stretch_exactly():
