@@ -61,35 +61,67 @@ _STORES = ("_parameters", "_sub_layers", "_buffers")
 
 
 class _Registered:
-    """Stands on a Layer subclass for an attribute name its instances register a parameter or
-    sublayer under (``self.weight = ...``), so reading ``layer.weight`` is a class-attribute hit
-    that returns the store's value: a missed instance look-up followed by ``__getattr__`` costs
-    ~0.5 us in CPython 3.11, paid twice per ``Linear`` call.  A non-data descriptor: a plain
-    value assigned over the name (kept in the instance ``__dict__``) wins; an instance without
-    the name falls through to ``__getattr__`` and its AttributeError; on the class itself the
-    name reads as absent."""
+    """Stands on a Layer subclass (``home``) for an attribute name its instances register a
+    parameter or sublayer under (``self.weight = ...``), so reading ``layer.weight`` is a
+    class-attribute hit that returns the store's value: a missed instance look-up followed by
+    ``__getattr__`` costs ~0.5 us in CPython 3.11, paid twice per ``Linear`` call.  A non-data
+    descriptor: a plain value assigned over the name (kept in the instance ``__dict__``) wins; an
+    instance without the name falls through to ``__getattr__`` and its AttributeError.
 
-    __slots__ = ("name",)
+    It must never hide a real attribute: ``home``'s MRO had none when it was installed, but an
+    instance or class of a subclass may have one after ``home`` in its MRO (a mixin listed after
+    the Layer base).  For those (never for ``home``'s own instances, the fast path) the real
+    attribute is looked up first, as Python would have found it without the stand-in."""
 
-    def __init__(self, name):
-        self.name = name
+    __slots__ = ("name", "home")
+
+    def __init__(self, name, home):
+        self.name, self.home = name, home
 
     def __get__(self, layer, owner=None):
-        if layer is not None:
-            instance = layer.__dict__
-            for store in _STORES:
-                items = instance.get(store)
-                if items is not None and self.name in items:
-                    return items[self.name]
+        if layer is None:
+            real = _real_attribute(owner, self.name)
+            if real is _ABSENT:
+                raise AttributeError(f"type object {owner.__name__!r} has no attribute {self.name!r}")
+            return _bind(real, None, owner)
+        if type(layer) is not self.home:
+            real = _real_attribute(type(layer), self.name)
+            if real is not _ABSENT:
+                return _bind(real, layer, type(layer))
+        instance = layer.__dict__
+        for store in _STORES:
+            items = instance.get(store)
+            if items is not None and self.name in items:
+                return items[self.name]
         raise AttributeError(self.name)
 
 
-def _stand_for(cls, name) -> None:
-    """Install a ``_Registered`` for ``name`` on ``cls`` unless the class (or a base) has the name."""
+_ABSENT = object()
+
+
+def _real_attribute(cls, name):
+    """What ``cls``'s MRO defines for ``name``, stand-ins skipped (``_ABSENT`` if nothing)."""
     for klass in cls.__mro__:
-        if name in klass.__dict__:
+        value = klass.__dict__.get(name, _ABSENT)
+        if value is not _ABSENT and type(value) is not _Registered:
+            return value
+    return _ABSENT
+
+
+def _bind(value, layer, owner):
+    get = getattr(type(value), "__get__", None)
+    return get(value, layer, owner) if get is not None else value
+
+
+def _stand_for(cls, name) -> None:
+    """Install a ``_Registered`` for ``name`` on ``cls`` unless the class (or a base) has a real
+    attribute of that name or ``cls`` already has its stand-in (a base's stand-in is not enough:
+    on ``cls`` it would take the slow path)."""
+    for klass in cls.__mro__:
+        value = klass.__dict__.get(name, _ABSENT)
+        if value is not _ABSENT and (type(value) is not _Registered or klass is cls):
             return
-    setattr(cls, name, _Registered(name))
+    setattr(cls, name, _Registered(name, cls))
 
 
 class Layer:

@@ -63,3 +63,45 @@ def test_a_linear_layer_computes_with_its_registered_parameters():
     fc = nn.Linear(2, 3)
     x = paddle.to_tensor(np.ones((1, 2), "float32"))
     np.testing.assert_allclose(fc(x).numpy(), np.ones((1, 2)) @ fc.weight.numpy() + fc.bias.numpy(), rtol=1e-6)
+
+
+class _ConfigMixin:
+    @property
+    def config(self):
+        return {"hidden": 4}
+
+    def head(self):
+        return "mixin head"
+
+
+class _WithMixin(nn.Layer, _ConfigMixin):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+
+class _Backbone(nn.Layer):
+    def __init__(self, with_head):
+        super().__init__()
+        if with_head:
+            self.head = nn.Linear(2, 2)
+
+
+class _Classifier(_Backbone, _ConfigMixin):
+    pass
+
+
+def test_a_stand_in_never_hides_a_mixin_after_the_layer_base():
+    """A stand-in lands on the class of the instance that registered the name (a bare nn.Layer
+    container: on nn.Layer itself); a subclass whose MRO has the name after that class (a mixin)
+    still gets the mixin's attribute, whatever other instances registered first."""
+    model, classifier = _WithMixin(), _Classifier(False)
+    holder = nn.Layer()
+    holder.config = nn.Linear(2, 2)          # stand-in for `config` on nn.Layer
+    _Backbone(True)                          # stand-in for `head` on _Backbone
+    assert model.config == {"hidden": 4} and _WithMixin().config == {"hidden": 4}
+    assert classifier.head() == "mixin head" and _Classifier(True).head() == "mixin head"
+    assert _Classifier.head is _ConfigMixin.head
+    assert isinstance(holder.config, nn.Linear)
+    with pytest.raises(AttributeError, match="type object 'Layer' has no attribute 'config'"):
+        _ = nn.Layer.config
