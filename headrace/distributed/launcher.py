@@ -2,6 +2,7 @@
 wheel, found next to the running Python first, then on ``PATH``)."""
 from __future__ import annotations
 
+import collections
 import os
 import re
 import shutil
@@ -69,7 +70,7 @@ def run_job(cmd: list, env=None) -> int:
     folder = env["HEADRACE_DIST_DIR"]
     proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
-    reported, seen = [], set()
+    reported, seen = [], collections.deque(maxlen=_SEEN_LINES)
     pumps = [threading.Thread(target=_pump, args=(proc.stdout, sys.stdout, reported, seen), daemon=True),
              threading.Thread(target=_pump, args=(proc.stderr, sys.stderr, reported, seen), daemon=True)]
     for pump in pumps:
@@ -99,6 +100,7 @@ def _die_with_parent() -> None:
         pass
 
 
+_SEEN_LINES = 10000   # the job's last output lines, against which the rank notes are checked
 _BAD = re.compile(r"PID (\d+) RUNNING AT (\S+)")
 _CODE = re.compile(r"EXIT CODE: (\d+)")
 
@@ -108,8 +110,7 @@ def _pump(source, sink, reported, seen) -> None:
         line = raw.decode(errors="replace")
         sink.write(line)
         sink.flush()
-        if line.startswith("headrace.distributed: rank"):
-            seen.add(line.rstrip("\n"))
+        seen.append(line.rstrip("\n"))
         bad = _BAD.search(line)
         if bad:
             reported.append([int(bad.group(1)), bad.group(2), None])
@@ -120,7 +121,9 @@ def _pump(source, sink, reported, seen) -> None:
 
 def _print_lost_notes(folder, seen) -> None:
     """A failing rank prints its message and leaves it in ``note.<rank>`` (``World.report``); the
-    MPI launcher may have ended before forwarding the printed copy, so print the notes not seen."""
+    MPI launcher may have ended before forwarding all of the printed copy, so print each note
+    with a line that did not come through."""
+    seen = set(seen)
     names = [n for n in os.listdir(folder) if n.startswith("note.")] if os.path.isdir(folder) else []
     for name in sorted(names, key=lambda n: int(n[5:]) if n[5:].isdigit() else -1):
         try:
@@ -128,7 +131,7 @@ def _print_lost_notes(folder, seen) -> None:
                 note = f.read()
         except OSError:
             continue
-        if note and note.splitlines()[0] not in seen:
+        if note and not all(line in seen for line in note.splitlines()):
             sys.stderr.write(note if note.endswith("\n") else note + "\n")
     sys.stderr.flush()
 

@@ -15,6 +15,7 @@ from ..ops.apply import apply_op, apply_op_single
 from .static_layers import padding_index
 from .metric_ops import accuracy_counts
 from .tensor import _key, cast
+from ..eager.tensor import Parameter, Tensor
 
 
 def _unary(op_type: str, x, name=None, **attrs):
@@ -139,13 +140,28 @@ def linear(x, weight, bias=None, name=None):
     ``elementwise_add`` (the reference's); eager mode runs the two as one ``fused_gemm_epilogue``
     op (same arithmetic, one op's overhead, no intermediate product) when x has rank >= 2."""
     key = _key("linear", name)
-    if bias is not None and in_dynamic_mode() and len(x.shape) >= 2 and len(weight.shape) == 2 \
-            and len(bias.shape) == 1:
+    if bias is not None and in_dynamic_mode() and _fusable_linear(x, weight, bias):
         return apply_op_single("fused_gemm_epilogue", {"X": x, "Y": weight, "Bias": bias}, name_key=key)
     out = apply_op_single("matmul_v2", {"X": x, "Y": weight}, name_key=key)
     if bias is not None:
         out = apply_op_single("elementwise_add", {"X": out, "Y": bias}, {"axis": -1}, name_key=key)
     return out
+
+
+_TENSORS = (Tensor, Parameter)
+
+
+def _fusable_linear(x, weight, bias) -> bool:
+    """Whether eager ``linear`` may run as one ``fused_gemm_epilogue``: Tensors (anything else
+    gets the ops' own type errors), x of rank >= 2, a 2-D weight and a bias of exactly [out]
+    (a broadcasting bias such as [1] keeps elementwise_add's rules), and not a bias-only
+    gradient (frozen x and weight: the two ops then keep neither alive for backward)."""
+    if not (type(x) in _TENSORS and type(weight) in _TENSORS and type(bias) in _TENSORS):
+        return False
+    w_shape = weight.shape
+    if len(x.shape) < 2 or len(w_shape) != 2 or tuple(bias.shape) != (w_shape[1],):
+        return False
+    return not (x.stop_gradient and weight.stop_gradient and not bias.stop_gradient)
 
 
 def embedding(x, weight, padding_idx=None, sparse=False, name=None):

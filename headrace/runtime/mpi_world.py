@@ -197,19 +197,7 @@ class World:
         self.abort()
 
     def report(self, message: str) -> None:
-        """Print ``message`` and, under ``headrace.distributed.launch``, leave it in the job folder
-        too (``note.<rank>``): MPI_Abort can end the MPI launcher before it forwarded the last lines
-        a rank wrote, and the launcher then prints the notes it did not see."""
-        message = message if message.endswith("\n") else message + "\n"
-        sys.stderr.write(message)
-        sys.stderr.flush()
-        folder = os.environ.get("HEADRACE_DIST_DIR")
-        if folder:
-            try:
-                with open(os.path.join(folder, f"note.{self.rank}"), "w") as f:
-                    f.write(message)
-            except OSError:
-                pass
+        report(self.rank, message)
 
     def abort(self) -> None:
         """End every rank of the job (``MPI_Abort``); waits 0.3 s first, so peers waiting in a
@@ -218,6 +206,22 @@ class World:
             time.sleep(0.3)
             self.comm.Abort(1)
         os._exit(1)
+
+
+def report(rank: int, message: str) -> None:
+    """Print ``message`` and, under ``headrace.distributed.launch``, leave it in the job folder
+    too (``note.<rank>``): an abort can end the MPI launcher before it forwarded the last lines a
+    rank wrote, and the launcher then prints the notes whose lines it did not all see."""
+    message = message if message.endswith("\n") else message + "\n"
+    sys.stderr.write(message)
+    sys.stderr.flush()
+    folder = os.environ.get("HEADRACE_DIST_DIR")
+    if folder:
+        try:
+            with open(os.path.join(folder, f"note.{rank}"), "w") as f:
+                f.write(message)
+        except OSError:
+            pass
 
 
 _world: World | None = None
@@ -240,8 +244,7 @@ def join(timeout: float | None = None) -> World | None:
     try:
         rendezvous(rank, size, timeout)
     except JoinTimeoutError as err:
-        sys.stderr.write(f"{err}\n")
-        sys.stderr.flush()
+        report(rank, str(err))
         _launcher_abort()
         raise
     try:
@@ -249,8 +252,7 @@ def join(timeout: float | None = None) -> World | None:
     except ImportError as err:
         message = (f"headrace.distributed: rank {rank} was started by an MPI launcher but cannot import "
                    f"mpi4py ({err}); pip install 'headrace[mpi]'")
-        sys.stderr.write(message + "\n")
-        sys.stderr.flush()
+        report(rank, message)
         _launcher_abort()   # the other ranks would wait for this one in MPI_Init
         raise DistributedError(message) from err
     _leave_rendezvous(rank)

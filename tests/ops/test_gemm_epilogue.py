@@ -131,3 +131,38 @@ def test_eager_linear_runs_one_op_and_trains_like_two():
     np.testing.assert_array_equal(w.grad.numpy(), x.numpy().T @ np.ones((6, 3), "float32"))
     vec = paddle.nn.functional.linear(paddle.to_tensor(np.ones(4, "float32")), w, b)
     np.testing.assert_array_equal(vec.numpy(), np.ones(4, "float32") @ w.numpy() + b.numpy())
+
+
+def _eager_linear_node_type(x, w, b):
+    out = paddle.nn.functional.linear(x, w, b)
+    return out, (out._node.plan.op_type if out._node is not None else None)
+
+
+def test_eager_linear_keeps_the_two_ops_where_the_fused_op_would_differ():
+    """A broadcasting bias ([1], or [N] against a weight of one column) keeps elementwise_add's
+    rules (static mode's result); a bias-only gradient (frozen x and weight) keeps the two ops,
+    whose gradients need no arrays (so x is not kept alive for backward)."""
+    paddle.disable_static()
+    x = paddle.to_tensor(np.ones((4, 3), "float32"))
+    w = paddle.to_tensor(np.ones((3, 5), "float32"), stop_gradient=False)
+    out, kind = _eager_linear_node_type(x, w, paddle.to_tensor(np.array([0.5], "float32")))
+    np.testing.assert_array_equal(out.numpy(), np.full((4, 5), 3.5, "float32"))
+    assert kind == "elementwise_add"
+    out, kind = _eager_linear_node_type(x, paddle.to_tensor(np.ones((3, 1), "float32"), stop_gradient=False),
+                                        paddle.to_tensor(np.arange(5, dtype="float32")))
+    np.testing.assert_array_equal(out.numpy(), np.arange(5, dtype="float32") + np.full((4, 5), 3.0, "float32"))
+    frozen = paddle.to_tensor(np.ones((3, 5), "float32"))
+    bias = paddle.to_tensor(np.zeros(5, "float32"), stop_gradient=False)
+    out, kind = _eager_linear_node_type(x, frozen, bias)
+    assert kind == "elementwise_add"
+    out.sum().backward()
+    np.testing.assert_array_equal(bias.grad.numpy(), np.full(5, 4.0, "float32"))
+
+
+def test_eager_linear_on_non_tensors_is_the_ops_type_error():
+    paddle.disable_static()
+    x = paddle.to_tensor(np.ones((4, 3), "float32"))
+    w = paddle.to_tensor(np.ones((3, 5), "float32"))
+    with pytest.raises(TypeError, match="expected a Tensor in dygraph mode") as info:
+        paddle.nn.functional.linear(x, w, 0.5)
+    assert "test_gemm_epilogue.py" in str(info.value)
