@@ -172,9 +172,13 @@ def executor_buffer_plan(program, keep=frozenset()) -> dict:
     """The buffer plan the executor runs ``program`` with, fetching ``keep``: the program's own
     (IR, from the memory passes) if it has one, else with ``FLAGS_executor_buffer_reuse`` on (the
     default) ``default_buffer_plan``, else none.  Not while ``FLAGS_check_nan_inf`` is on: its
-    report says whether an op's inputs were already non-finite, so they must survive the op."""
+    report says whether an op's inputs were already non-finite, so they must survive the op.
+    Either way, entries whose donor has a known size under ``DEFAULT_MIN_BYTES`` are left out
+    (dropping an entry only means a fresh array: always safe, and the estimate uses this plan)."""
     own = buffer_plan(program)
-    if own or not flags.buffer_reuse() or flags.nan_inf_level() is not None:
+    if own:
+        return _without_small_donors(program, own)
+    if not flags.buffer_reuse() or flags.nan_inf_level() is not None:
         return own
     return default_buffer_plan(program, frozenset(keep))
 
@@ -188,17 +192,23 @@ def default_buffer_plan(program, keep=frozenset()) -> dict:
     facts = BufferFacts(program, keep, record=False)
     plan_inplace(facts)
     plan_reuse(facts)
-    plan = {}
-    for op_id, entries in facts.plan.items():
-        kept = tuple(e for e in entries if not _small(facts.block._find_var_recursive(e[2])))
-        if kept:
-            plan[op_id] = kept
-    return plan
+    return _without_small_donors(program, facts.plan)
+
+
+def _without_small_donors(program, plan) -> dict:
+    block = program.global_block()
+    kept = {}
+    for op_id, entries in plan.items():
+        entries = tuple(e for e in entries if not _small(block._find_var_recursive(e[2])))
+        if entries:
+            kept[op_id] = entries
+    return kept
 
 
 DEFAULT_MIN_BYTES = 64 * 1024
-"""The default plan hands no buffer whose size is known (no -1 dim) and below this: for small
-arrays a fresh one is cheaper than handing one over (measured on the zoo's tiny model)."""
+"""The executor hands no buffer whose size is known (no -1 dim) and below this, in the default
+plan and in a pass-made one: for small arrays a fresh one is cheaper than handing one over
+(measured on the zoo's tiny model: static 8%, with the passes 1.51 -> 1.27 ms a step)."""
 
 
 def _small(var) -> bool:
