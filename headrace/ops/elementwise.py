@@ -79,12 +79,19 @@ def _binary_kernel(fn, out_dtype=None):
         if ctx.out:
             dtype = out_dtype or np.result_type(x, y)
             buf = ctx.buffer("Out", np.broadcast_shapes(x.shape, y.shape), dtype)
-        if parallel.worth(max(x.size, y.size)) and x.dtype.kind == "f" \
-                and (buf is not None or x.flags.c_contiguous and y.flags.c_contiguous):
-            return {"Out": _split_binary(fn, x, y, out_dtype, buf)}
-        result = fn(x, y) if buf is None else fn(x, y, out=buf)
-        return {"Out": result if type(result) is np.ndarray else np.asarray(result)}  # 0-D gives a scalar
+        return {"Out": binary(fn, x, y, buf, out_dtype)}
     return kernel
+
+
+def binary(fn, x, y, buf=None, out_dtype=None) -> np.ndarray:
+    """``fn(x, y)`` (x, y already aligned for broadcasting) into ``buf`` or a fresh array, as the
+    element-wise kernels compute it: piece by piece on several threads when large (the same bits
+    whatever the thread count).  ``buf`` may be ``x`` itself (each piece is read before written)."""
+    if parallel.worth(max(x.size, y.size)) and x.dtype.kind == "f" \
+            and (buf is not None or x.flags.c_contiguous and y.flags.c_contiguous):
+        return _split_binary(fn, x, y, out_dtype, buf)
+    result = fn(x, y) if buf is None else fn(x, y, out=buf)
+    return result if type(result) is np.ndarray else np.asarray(result)  # 0-D gives a scalar
 
 
 def _split_binary(fn, x, y, out_dtype, buf):

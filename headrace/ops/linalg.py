@@ -21,14 +21,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import fmt_shape
-from . import parallel
-from .elementwise import unbroadcast
+from .elementwise import binary, unbroadcast
 from .gemm import matmul
 from .gradrule import Gradient, grad_slot
 from .infer_helpers import BroadcastError, matmul_shape, prod
 from .registry import register
 
-X_GRAD, Y_GRAD, OUT_GRAD = grad_slot("X"), grad_slot("Y"), grad_slot("Out")
+X_GRAD, Y_GRAD, OUT_GRAD, BIAS_GRAD = grad_slot("X"), grad_slot("Y"), grad_slot("Out"), grad_slot("Bias")
 
 
 # --- mul: X flattened to [M, K] at x_num_col_dims, Y to [K, N] at y_num_col_dims -------------------
@@ -122,6 +121,9 @@ def _infer_matmul(trans_x_attr, trans_y_attr):
                           "batch dims broadcastable)", fmt_shape(y_shape))
         ctx.set("Out", out, dtype)
     return infer
+
+
+_MATMUL_V2_INFER = _infer_matmul("trans_x", "trans_y")
 
 
 def _t(a):
@@ -237,7 +239,7 @@ register(
     inputs=["X", "Y"],
     outputs=["Out"],
     attrs={"trans_x": False, "trans_y": False},
-    infer=_infer_matmul("trans_x", "trans_y"),
+    infer=_MATMUL_V2_INFER,
     kernel=_matmul_v2_kernel,
     grad=Gradient(_matmul_v2_grad_kernel, inputs=("X", "Y"), input_grads=("X", "Y"), buffers=True),
     buffers=True,
@@ -281,7 +283,7 @@ register(
 
 # --- fused_gemm_epilogue: Out = op(X) @ op(Y) + Bias (eager F.linear's one op) -------------------
 def _gemm_epilogue_infer(ctx):
-    _infer_matmul("trans_x", "trans_y")(ctx)
+    _MATMUL_V2_INFER(ctx)
     if ctx.attr("activation") != "none":
         ctx.fail_attr("activation", "'none' (relu/gelu epilogues are not supported yet)", ctx.attr("activation"))
     for slot in ("X", "Y"):
@@ -298,12 +300,7 @@ def _gemm_epilogue_infer(ctx):
 
 def _gemm_epilogue_kernel(ins, attrs, ctx):
     out = _matmul_product(ins["X"], ins["Y"], attrs["trans_x"], attrs["trans_y"], ctx)
-    bias = ins["Bias"]
-    if parallel.worth(out.size) and out.dtype.kind == "f":   # elementwise_add's split: the same sums
-        parallel.chunked(lambda a, b, o: np.add(a, b, out=o), out, out, bias)
-    else:
-        np.add(out, bias, out=out)
-    return {"Out": out}
+    return {"Out": binary(np.add, out, ins["Bias"], out)}   # elementwise_add's computation, in place
 
 
 def _gemm_epilogue_grad_kernel(ins, attrs, ctx):
@@ -314,8 +311,6 @@ def _gemm_epilogue_grad_kernel(ins, attrs, ctx):
         result[BIAS_GRAD] = unbroadcast(dout, shape, shape)
     return result
 
-
-BIAS_GRAD = grad_slot("Bias")
 
 register(
     "fused_gemm_epilogue",

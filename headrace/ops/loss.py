@@ -196,8 +196,8 @@ def _softmax_hard_nll(logits, label, axis, ignore_index, buf):
     label entries are picked from the shifted logits before exp runs in place (the arithmetic of
     ``_log_softmax`` + ``_nll`` at those entries, so the same bits, two full passes fewer).  Rows
     along the last axis go in blocks of about 256K values, which stay in cache between passes; the
-blocks (fixed by the shape alone) run on the intra-op threads, so results do not depend on the
-thread count."""
+    blocks (fixed by the shape alone) run on the intra-op threads, so results do not depend on the
+    thread count."""
     check_labels(label, logits.shape[axis], ignore_index)
     probs = np.empty(logits.shape, logits.dtype) if buf is None else buf
     if axis != logits.ndim - 1 or logits.ndim < 2:
