@@ -207,6 +207,20 @@ def _measure(run):
     return memory.max_memory_allocated() - before, memory.memory_allocated() - before, outcome
 
 
+def _armed_runs(startup, main, feed, fetch_list, armed, count, arm):
+    """``_measure`` of ``count`` runs in a fresh scope, with ``armed["on"]`` set for run k when
+    ``arm(k)`` (a planted failure goes off)."""
+    with scope_guard(Scope()):
+        exe = static.Executor()
+        exe.run(startup)
+        out = []
+        for k in range(count):
+            armed["on"] = arm(k)
+            out.append(_measure(lambda: exe.run(main, feed=feed, fetch_list=fetch_list)))
+        armed["on"] = False
+        return out
+
+
 def test_a_replay_failing_before_its_steps_counts_nothing_of_its_own(monkeypatch):
     """A scope without the parameters fails while preparing the run: counting array by array,
     not even the feed was counted yet (a replay counted the feed's bytes in the peak)."""
@@ -272,15 +286,7 @@ def test_a_ctrl_c_held_through_the_updates_of_a_replay_counts_the_whole_run(monk
     feed = {"x": np.ones((4, 16), "float32")}
 
     def scenario():
-        with scope_guard(Scope()):
-            exe = static.Executor()
-            exe.run(startup)
-            out = []
-            for k in range(4):
-                armed["on"] = k >= 2
-                out.append(_measure(lambda: exe.run(main, feed=feed, fetch_list=[loss, y])))
-            armed["on"] = False
-            return out
+        return _armed_runs(startup, main, feed, [loss, y], armed, 4, lambda k: k >= 2)
 
     runs = scenario()
     assert [outcome for _, _, outcome in runs] == ["ok", "ok", "KeyboardInterrupt", "KeyboardInterrupt"]
@@ -310,15 +316,7 @@ def test_a_replay_failing_in_a_store_counts_no_rise_after_it(monkeypatch):
     feed = {"x": np.ones((64, 64), "float32")}
 
     def scenario():
-        with scope_guard(Scope()):
-            exe = static.Executor()
-            exe.run(startup)
-            out_ = []
-            for k in range(3):
-                armed["on"] = k == 2
-                out_.append(_measure(lambda: exe.run(main, feed=feed, fetch_list=[out])))
-            armed["on"] = False
-            return out_
+        return _armed_runs(startup, main, feed, [out], armed, 3, lambda k: k == 2)
 
     runs = scenario()
     assert [outcome for _, _, outcome in runs][:2] == ["ok", "ok"] and runs[2][2] != "ok"
