@@ -31,9 +31,8 @@ Threads: every product here calls NumPy's matmul and keeps BLAS's own threads, u
 kernels' products (``ops/gemm.py``: BLAS at one thread, split over the intra-op pool).  The
 per-step [B, H] products are latency-bound: BLAS's threads, still spinning from the last step,
 pick each one up at once, where handing half of it to a pool thread costs about as much as it
-saves.  The all-steps GEMMs went through ``ops/gemm.py`` for a while; switching BLAS to one thread
-and back around them between the per-step products left the two thread sets competing for the
-cores (LSTM zoo step 21.5 -> 25.5 ms at 2 threads), so they stay on BLAS's threads too.
+saves; and switching BLAS to one thread and back around the all-steps GEMMs alone leaves the two
+thread sets competing for the cores between them (measured slower: docs/architecture.md).
 """
 from __future__ import annotations
 
@@ -44,7 +43,6 @@ from .elementwise import check_float
 from .gradrule import Gradient, grad_slot
 from .registry import many, optional, register
 
-matmul = np.matmul
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 PLANES = {"LSTM": 7, "GRU": 5, "RNN_TANH": 2, "RNN_RELU": 2}   # saved planes of width H per cell and step
@@ -186,7 +184,7 @@ def _cell_forward(geo, x, out, cell, init, final, w, outside, reverse, time_majo
     """Run cell (weights ``w``) over all steps: x, out, cell are native-layout views; init/final
     are the [B, H] states (h, and c for LSTM) entering the first step / after the last."""
     w_ih, w_hh, b_ih, b_hh = w
-    matmul(_rows(x), w_ih.T, out=_rows(geo.plane(cell, 0, GATES[geo.mode])))
+    np.matmul(_rows(x), w_ih.T, out=_rows(geo.plane(cell, 0, GATES[geo.mode])))
     geo.plane(cell, 0, GATES[geo.mode])[...] += _input_bias(geo.mode, b_ih, b_hh)
     planes, outs = _time_major(cell, time_major), _time_major(out, time_major)
     steps = list(range(planes.shape[0]))[::-1] if reverse else list(range(planes.shape[0]))
@@ -357,7 +355,7 @@ def _rnn_grad_kernel(ins, attrs, ctx):
                     s[k] = c
                 _weight_grads(geo, k, layer_in, cell, gx, gh, dweights)
                 if want_dx:
-                    part = matmul(_rows(gx), w_ih)
+                    part = np.matmul(_rows(gx), w_ih)
                     dx = part if dx is None else np.add(dx, part, out=dx)
             dlayer = None if dx is None else dx.reshape(layer_in.shape)
     result = {grad_slot("WeightList"): dweights, grad_slot("PreState"): dinit}
@@ -370,8 +368,8 @@ def _weight_grads(geo, k, layer_in, cell, gx, gh, dweights):
     """Gradients of cell k's weights: one GEMM over all steps each; biases are column sums."""
     rows_x, rows_h = _rows(gx), _rows(gh)
     b = 2 * geo.cells
-    dweights[2 * k] = matmul(rows_x.T, _rows(layer_in))
-    dweights[2 * k + 1] = matmul(rows_h.T, _rows(geo.plane(cell, H_PREV[geo.mode])))
+    dweights[2 * k] = np.matmul(rows_x.T, _rows(layer_in))
+    dweights[2 * k + 1] = np.matmul(rows_h.T, _rows(geo.plane(cell, H_PREV[geo.mode])))
     dweights[b + 2 * k] = rows_x.sum(axis=0)
     dweights[b + 2 * k + 1] = dweights[b + 2 * k].copy() if gh is gx else rows_h.sum(axis=0)
 

@@ -27,7 +27,8 @@ def install(world) -> None:
         text = "".join(traceback.format_exception(kind, value, tb))
         if isinstance(value, PeerFailedError):
             world.report(f"headrace.distributed: rank {world.rank} of {world.size} stops: {value}")
-            world.abort()
+            world.abort()   # never returns
+            return
         what = "was interrupted (Ctrl-C)" if issubclass(kind, KeyboardInterrupt) else "failed"
         world.fail(f"headrace.distributed: rank {world.rank} of {world.size} {what}; ending every rank.\n{text}")
 
