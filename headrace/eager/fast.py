@@ -75,7 +75,7 @@ class FastOp:
     ``Step``), output slots and record plans."""
 
     __slots__ = ("op_type", "opdef", "attrs", "ctx", "step", "out_slots", "differentiable", "plans",
-                 "in_slots", "floating", "out_key", "last_stops", "last_plan")
+                 "in_slots", "floating", "out_key", "by_stops")
 
     def __init__(self, op_type, opdef, attrs, step, out_slots, differentiable, in_slots, plans, floating):
         self.op_type, self.opdef, self.attrs = op_type, opdef, attrs
@@ -86,9 +86,9 @@ class FastOp:
         self.plans = plans                    # the signature's record plans, shared with the full path
         self.floating = floating              # which outputs were floating-point on the first call
         self.out_key = tuple([(slot, 0, f) for slot, f in zip(out_slots, floating)])
-        # the plan of the last recorded call with the usual floating outputs, and its inputs'
-        # stop_gradient flags: a layer called again finds it without building the plan key
-        self.last_stops, self.last_plan = None, None
+        # the record plans of calls with the usual floating outputs, by their inputs'
+        # stop_gradient flags: a layer called again finds its plan without building the plan key
+        self.by_stops = {}
 
     def _kernel(self, inputs) -> dict:
         """The kernel on the Tensors' arrays; its errors wrapped as on the full path."""
@@ -163,11 +163,9 @@ class FastOp:
             return result
         site = user_site(3)     # past _run_tracked, run and runner.run_op (formatted only for messages)
         if floating == self.floating:
-            if stops == self.last_stops:
-                plan = self.last_plan
-            else:
-                plan = self._plan(stops, self.out_key, floating, site)
-                self.last_stops, self.last_plan = stops, plan
+            plan = self.by_stops.get(stops)
+            if plan is None:
+                plan = self.by_stops[stops] = self._plan(stops, self.out_key, floating, site)
         else:
             plan = self._plan(stops, tuple([(slot, 0, f) for slot, f in zip(self.out_slots, floating)]),
                               floating, site)

@@ -164,7 +164,7 @@ class Optimizer:
         return self.get_lr()
 
     def _global_learning_rate(self, program=None):
-        if program is None and context.in_dynamic_mode():
+        if program is None and not context._static_mode:
             return self._eager_learning_rate
         program = program or context.default_main_program()
         return self._learning_rate_map.get(program)
@@ -197,7 +197,7 @@ class Optimizer:
     def _param_learning_rate(self, param):
         options = getattr(param, "optimize_attr", None)
         factor = options.get("learning_rate", 1.0) if options else 1.0
-        lr = self._global_learning_rate() if context._static_mode else self._eager_learning_rate
+        lr = self._global_learning_rate()
         if isinstance(factor, Variable):
             return factor
         if factor == 1.0:

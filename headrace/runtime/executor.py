@@ -17,12 +17,11 @@ from ..core.errors import (DTypeError, FeedError, FetchError, ShapeError, Uninit
                            where)
 from ..core.program import Program
 from ..core.variable import Variable
-from ..ops.kernel import KernelContext
 from ..ops.registry import Meta
 from . import interrupt, ledger, memory
 from .feeds import batch_mismatch, from_python
 from .places import CPUPlace, check_runnable
-from .plan import build_plan, take_donors
+from .plan import build_plan, run_kernel, take_donors
 from .scope import LoDTensor, global_scope
 
 
@@ -165,11 +164,7 @@ class Executor:
                     interrupt.restore()
             else:
                 _run_steps_counted(plan, env, scope, state, rec, key)
-            results = _collect(plan, env, scope)
-            if state is not None and state.active:
-                state.leave()
-                env.clear()   # the run's own bytes left the tracker with the ledger's last stretch
-            return results
+            return _collect(plan, env, scope)
         finally:
             if state is not None and state.active:   # a replay ended by an error
                 state.leave()
@@ -265,7 +260,7 @@ def _run_steps(plan, env, scope, rec=None, first=0, resumed=None) -> None:
                     take_donors(step.donors, env, given)
                 if rec is not None:
                     rec.begin(step, ins, given, env)
-                outs = _call(step, ins, given)
+                outs = run_kernel(step, ins, given)
             for slot, names, many in step.outs:
                 values = outs[slot] if many else (outs[slot],)
                 if len(values) != len(names):
@@ -297,14 +292,6 @@ def _run_steps(plan, env, scope, rec=None, first=0, resumed=None) -> None:
             release(value)
         if step.frees:
             release_all([env.pop(name) for name in step.frees])
-
-
-def _call(step, ins, given):
-    if not step.plain:
-        return step.call(ins, given, step.expect)
-    if given is None:   # what Step.call does for it, without the call
-        return step.kernel(ins, step.attrs, step.ctx)
-    return step.kernel(ins, step.attrs, KernelContext(step.ctx.wanted, given))
 
 
 def _collect(plan, env, scope) -> list:

@@ -47,9 +47,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import is_wrapped
-from ..ops.kernel import KernelContext
 from ..ops.registry import Meta
-from .plan import take_donors
+from .plan import run_kernel, take_donors
+from .memory import root_of
 
 MAX_LEDGERS = 8
 """Feed signatures a plan keeps ledgers for (all dropped when a ninth one comes)."""
@@ -60,14 +60,6 @@ counted array by array for good (until ``MAX_LEDGERS`` drops the plan's ledgers)
 _ndarray = np.ndarray
 NEW, INPUT, GIVEN = 0, 1, 2   # what a step's output shares its buffer with (``Recorder._relation``)
 IN_PLACE = -1   # a step's check of a persistable output stored back in place
-
-
-def root_of(value):
-    """The array owning ``value``'s buffer (anything that is not an array: itself)."""
-    base = getattr(value, "base", None)
-    while base is not None and isinstance(base, _ndarray):
-        value, base = base, base.base
-    return value
 
 
 def feed_signature(plan, feed_arrays, tracker):
@@ -206,9 +198,6 @@ class Recorder:
             return
         if self.step.single is not None and (self.ins is None or self.outputs == [IN_PLACE]):
             self.checks.append(self.outputs[0])
-        elif self.step.single is not None and self.outputs[0][0] == GIVEN \
-                and self.step.out_names[0] not in self.persist:
-            self.checks.append(self.outputs[0][1])   # the slot of the buffer it was handed and returned
         elif self.ins is not None:
             self.checks.append(Relations(self.outputs))
         else:
@@ -280,12 +269,7 @@ def replay(plan, env, scope, state):
                 if step.donors:
                     given = {}
                     take_donors(step.donors, env, given)
-                if not step.plain:
-                    outs = step.call(ins, given, step.expect)
-                elif given is None:
-                    outs = step.kernel(ins, step.attrs, step.ctx)
-                else:
-                    outs = step.kernel(ins, step.attrs, KernelContext(step.ctx.wanted, given))
+                outs = run_kernel(step, ins, given)
                 check = checks[i]
                 if type(check) is int:   # one output, its buffer's size (the common case, inlined)
                     value, name = outs[step.single], step.out_names[0]
@@ -300,12 +284,6 @@ def replay(plan, env, scope, state):
                     elif (value.nbytes if value.base is None else root_of(value).nbytes) != check:
                         return i, ins, outs, given
                     env[name] = value
-                elif type(check) is str:   # one output, computed into the buffer handed for it
-                    value = outs[step.single]
-                    if given is None or (value is not given.get(check)
-                                         and root_of(value) is not root_of(given.get(check))):
-                        return i, ins, outs, given
-                    env[step.out_names[0]] = value
                 elif not (_store_one if step.single is not None else _store)(
                         step, outs, check, ins, given, env, persist, state, set_array):
                     return i, ins, outs, given

@@ -17,11 +17,13 @@ import numpy as np
 _ndarray = np.ndarray
 
 
-def _root(arr: np.ndarray) -> np.ndarray:
-    base = arr
-    while isinstance(base.base, np.ndarray):
-        base = base.base
-    return base
+def root_of(value):
+    """The array owning ``value``'s buffer (anything that is not an array: itself)."""
+    base = getattr(value, "base", None)
+    while base is not None and isinstance(base, _ndarray):
+        value, base = base, base.base
+    return value
+
 
 
 class _Ref(weakref.ref):
@@ -52,7 +54,7 @@ class MemoryTracker:
     def acquire(self, arr) -> None:
         if type(arr) is not _ndarray and not isinstance(arr, _ndarray):
             return
-        root = arr if arr.base is None else _root(arr)   # most buffers own their memory
+        root = arr if arr.base is None else root_of(arr)   # most buffers own their memory
         key = id(root)
         with self._lock:
             ref = self._live.get(key)
@@ -75,7 +77,7 @@ class MemoryTracker:
             for arr in arrays:
                 if type(arr) is not _ndarray and not isinstance(arr, _ndarray):
                     continue
-                root = arr if arr.base is None else _root(arr)
+                root = arr if arr.base is None else root_of(arr)
                 ref = live.get(id(root))
                 if ref is None or ref() is not root:
                     continue

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.errors import FeedError, FetchError, fmt_shape, where
+from ..ops.kernel import KernelContext
 from ..ops.registry import Meta, lookup
 from ..ops.step import CHECK_KERNELS, Step
 from ..passes import liveness
@@ -80,6 +81,17 @@ class FirstUpdateStep(PlannedStep):
     def call(self, ins, buffers=None, expect=None, attrs=None):
         interrupt.begin()
         return Step.call(self, ins, buffers, expect, attrs)
+
+
+def run_kernel(step, ins, given):
+    """A step's kernel on ``ins`` with the buffers ``given`` (or None): ``Step.call`` for a step
+    that checks, wraps or draws random numbers, else the kernel directly (what ``Step.call``
+    does for a plain step, without the call).  The executor's loop and the ledger's replay."""
+    if not step.plain:
+        return step.call(ins, given, step.expect)
+    if given is None:
+        return step.kernel(ins, step.attrs, step.ctx)
+    return step.kernel(ins, step.attrs, KernelContext(step.ctx.wanted, given))
 
 
 def take_donors(donors, env, given) -> None:
