@@ -16,12 +16,19 @@
   plain ``Executor.run`` reuses dying buffers (same results, bit for bit).  False: such programs
   run with fresh buffers for every output (what headrace did before; the reference has no such
   flag: its executor always frees dead tensors and applies its inplace pass by default).
+- ``FLAGS_cpu_memory_keep_mb`` (int, 0 to 1024, default 64): freed memory the C library's heap
+  keeps for the next arrays instead of returning it to the system, so a step's temporaries do not
+  page-fault fresh memory every step (``core/allocator.py``: glibc's ``mallopt``; other C
+  libraries are left alone).  0 in the environment leaves the allocator untouched.  headrace's
+  own flag (the reference keeps freed CPU memory in its own allocator).
 
 The environment is read once, at import; ``set_flags`` changes a flag for the whole process.
 """
 from __future__ import annotations
 
 import os
+
+from . import allocator
 
 _LEVELS = (0, 1)
 
@@ -61,6 +68,17 @@ def _parse_threads(name, value) -> int:
     return count
 
 
+def _parse_keep_mb(name, value) -> int:
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        count = -1
+    if isinstance(value, (bool, float)) or not 0 <= count <= _MAX_KEEP_MB:
+        raise ValueError(f"{name}: expected a size in MiB (an integer from 0 to {_MAX_KEEP_MB}), got {value!r}")
+    return count
+
+
+_MAX_KEEP_MB = 1024
 _MAX_THREADS = 8
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -76,9 +94,11 @@ def default_num_threads() -> int:
 
 
 _PARSERS = {"FLAGS_check_nan_inf": _parse_bool, "FLAGS_check_nan_inf_level": _parse_level,
-            "FLAGS_paddle_num_threads": _parse_threads, "FLAGS_executor_buffer_reuse": _parse_bool}
+            "FLAGS_paddle_num_threads": _parse_threads, "FLAGS_executor_buffer_reuse": _parse_bool,
+            "FLAGS_cpu_memory_keep_mb": _parse_keep_mb}
 _values = {"FLAGS_check_nan_inf": False, "FLAGS_check_nan_inf_level": 0,
-           "FLAGS_paddle_num_threads": default_num_threads(), "FLAGS_executor_buffer_reuse": True}
+           "FLAGS_paddle_num_threads": default_num_threads(), "FLAGS_executor_buffer_reuse": True,
+           "FLAGS_cpu_memory_keep_mb": 64}
 _nan_inf = None   # the level when the check is on, else None (read on every op: kept in one global)
 
 
@@ -114,6 +134,8 @@ def set_flags(flags: dict) -> None:
         parsed[name] = parser(name, value)
     _values.update(parsed)
     _update()
+    if "FLAGS_cpu_memory_keep_mb" in parsed:
+        allocator.apply(parsed["FLAGS_cpu_memory_keep_mb"])
 
 
 def get_flags(flags) -> dict:
@@ -133,6 +155,8 @@ def _from_environment() -> None:
     found = {name: os.environ[name] for name in _PARSERS if name in os.environ}
     if found:
         set_flags(found)
+    if "FLAGS_cpu_memory_keep_mb" not in found:
+        allocator.apply(_values["FLAGS_cpu_memory_keep_mb"])
 
 
 _from_environment()
