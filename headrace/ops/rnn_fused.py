@@ -228,8 +228,10 @@ def _cell_backward(geo, cell, dout, dfinal, w_hh, outside, reverse, time_major):
 
     def piece(start, stop):
         rows = slice(start, stop)
+        gx_piece = gx_t[:, rows]
         _recur_backward(geo, planes[:, rows], None if douts is None else douts[:, rows], [c[rows] for c in carry],
-                        gx_t[:, rows], gh_t[:, rows], w_hh, _piece_rows(outside, start, stop), reverse)
+                        gx_piece, gx_piece if gh is gx else gh_t[:, rows], w_hh, _piece_rows(outside, start, stop),
+                        reverse)
     _on_batch_pieces(piece, geo, planes.shape[1])
     return gx, gh, carry
 
