@@ -122,7 +122,11 @@ def convolve(x, w, strides, pads, dilations, groups):
         cols[...] = win[start:stop]
         np.matmul(filters, cols.reshape(stop - start, groups, cg * kh * kw, oh * ow), out=out[start:stop])
     with gemm.blas_on_one_thread():
-        parallel.run_pieces(block, blocks)
+        if len(blocks) > 1 and parallel.num_threads() > 1:
+            parallel.run_pieces(block, blocks)
+        else:
+            for start, stop in blocks:
+                block(start, stop)
     return out.reshape(n, m, oh, ow)
 
 
