@@ -145,55 +145,39 @@ class Executor:
     # --- the loop: prepare feeds, run steps (run, store, free), collect fetches ------------------
     @staticmethod
     def _run_plan(plan, scope, feed_arrays, ledgered=True) -> list:
-        """Run ``plan``; its bytes are counted from its ledger for these feeds if it has one, else
-        array by array (recording a ledger on the way when the feeds allow one: ``ledger.py``).
-        ``ledgered=False``: array by array, no ledger recorded nor replayed (runs on several
-        threads at once: a replay's stretch cannot see the other runs' bytes)."""
-        env, tracker = {}, memory.cpu
-        key = ledger.feed_signature(plan, feed_arrays, tracker) if ledgered else None
-        recorded = plan.ledgers.get(key) if key is not None else None
-        state = ledger.Replay(recorded, tracker) if recorded is not None else None
-        rec = ledger.Recorder(tracker, scope, plan.persistables) \
-            if key is not None and key not in plan.ledgers else None
+        """Run ``plan``, its bytes counted in ``memory.cpu`` as ``ledger.start`` decides: from the
+        plan's ledger for these feeds, or array by array (``ledgered=False``: never a ledger)."""
+        env, run = {}, ledger.start(plan, scope, feed_arrays, memory.cpu, ledgered)
         try:
-            _prepare(plan, scope, feed_arrays, env, rec or (tracker if state is None else None))
+            _prepare(plan, scope, feed_arrays, env, run.counter)
             if plan.updates and interrupt.install():
                 try:
-                    _run_steps_counted(plan, env, scope, state, rec, key)
+                    _run_steps_counted(plan, env, scope, run)
                 finally:
                     interrupt.restore()
             else:
-                _run_steps_counted(plan, env, scope, state, rec, key)
+                _run_steps_counted(plan, env, scope, run)
             return _collect(plan, env, scope)
         finally:
-            if state is not None and state.active:   # a replay ended by an error
-                state.leave()
+            if run.replay is not None and run.replay.active:   # a replay ended (its end, or an error)
+                run.replay.leave()
                 env.clear()
-            _release_env(env, plan.persistables)
+            _release_env(env, plan.persistables, run.tracker)
 
 
-def _run_steps_counted(plan, env, scope, state, rec, key):
-    """The steps, from the ledger (``state``) or array by array (recording with ``rec``); a replay
-    that stops matching its ledger counts the rest array by array (``state.active`` turns False)."""
-    if state is None:
-        _run_steps(plan, env, scope, rec)
-        if rec is not None:
-            if len(plan.ledgers) >= ledger.MAX_LEDGERS:
-                plan.ledgers.clear()
-                plan.ledger_misses.clear()
-            plan.ledgers[key] = rec.ledger()
+def _run_steps_counted(plan, env, scope, run):
+    """The steps, from the ledger (``run.replay``) or array by array (``run.counter``: recording a
+    ledger when ``run.recorder`` is set); a replay that stops matching its ledger counts the rest
+    array by array (``Counting.missed``)."""
+    if run.replay is None:
+        _run_steps(plan, env, scope, run)
+        if run.recorder is not None:
+            run.recorded()
         return
-    stopped = ledger.replay(plan, env, scope, state)
-    if stopped is None:
-        return
-    # the record no longer holds: hand the run's own buffers to the tracker, count the rest one by one
-    misses = plan.ledger_misses[key] = plan.ledger_misses.get(key, 0) + 1
-    if misses >= ledger.MAX_MISSES:
-        plan.ledgers[key] = None   # its sizes keep changing (masked_select...): count array by array
-    else:
-        plan.ledgers.pop(key, None)   # the next run records a new one
-    state.leave()
-    _resume(plan, env, scope, *stopped)
+    stopped = ledger.replay(plan, env, scope, run.replay)
+    if stopped is not None:
+        run.missed()
+        _resume(plan, env, scope, run, *stopped)
 
 
 def _prepare(plan, scope, feed_arrays, env, counter) -> None:
@@ -229,11 +213,11 @@ def _wrong_value(plan, name, arr, expect) -> None:
                 f"{arr.dtype} (was it set by hand?)")
 
 
-def _run_steps(plan, env, scope, rec=None, first=0) -> None:
+def _run_steps(plan, env, scope, run, first=0) -> None:
     """Each step from ``first`` on: run its kernel (with its planned buffers), store its outputs
-    (``_store_outputs``), then strip and free what is dead after it.  ``rec`` (a
-    ``ledger.Recorder``) counts in the tracker's place."""
-    counter = rec if rec is not None else memory.cpu
+    (``_store_outputs``), then strip and free what is dead after it; counted by ``run.counter``
+    (``ledger.Counting``: the recorder of a run that records a ledger, else the tracker)."""
+    counter, rec = run.counter, run.recorder
     acquire, release, release_all = counter.acquire, counter.release, counter.release_all
     set_array = rec.store if rec is not None else scope._set_array
     persist = plan.persistables
@@ -275,28 +259,28 @@ def _store_outputs(step, outs, env, persist, set_array, acquire, release) -> Non
             release(old)
 
 
-def _resume(plan, env, scope, index, ins, outs, given) -> None:
-    """Count the rest of a run array by array from step ``index``, whose kernel ran on ``ins``
-    (with the buffers ``given``) in a replay that stopped matching its ledger there: the run's
-    own buffers go into the tracker, the step's outputs ``outs`` are stored, the steps after it
-    run in ``_run_steps``."""
-    tracker, step = memory.cpu, plan.steps[index]
+def _resume(plan, env, scope, run, index, ins, outs, given) -> None:
+    """Count the rest of a run array by array (``run.counter``) from step ``index``, whose kernel
+    ran on ``ins`` (with the buffers ``given``) in a replay that stopped matching its ledger there:
+    the run's own buffers are counted, the step's outputs ``outs`` stored, the steps after it run
+    in ``_run_steps``."""
+    counter, step = run.counter, plan.steps[index]
     for name, value in env.items():
         if name not in plan.persistables:
-            tracker.acquire(value)
+            counter.acquire(value)
     for value in (given or {}).values():
-        tracker.acquire(value)
+        counter.acquire(value)
     try:
-        _store_outputs(step, outs, env, plan.persistables, scope._set_array, tracker.acquire, tracker.release)
+        _store_outputs(step, outs, env, plan.persistables, scope._set_array, counter.acquire, counter.release)
     except Exception as exc:
         if is_wrapped(exc):
             raise
         raise step.error(exc, ins) from exc
     finally:
         for value in (given or {}).values():
-            tracker.release(value)
-    _drop_dead(step, env, tracker.release, tracker.release_all)
-    _run_steps(plan, env, scope, None, index + 1)
+            counter.release(value)
+    _drop_dead(step, env, counter.release, counter.release_all)
+    _run_steps(plan, env, scope, run, index + 1)
 
 
 def _drop_dead(step, env, release, release_all) -> None:
@@ -333,8 +317,8 @@ def _refresh_learning_rates(program, scope) -> None:
         scope._set_array(name, np.array([scheduler()], dtype=np.float32))
 
 
-def _release_env(env, persist) -> None:
-    release = memory.cpu.release
+def _release_env(env, persist, tracker) -> None:
+    release = tracker.release
     for name, value in env.items():
         if name not in persist:
             release(value)
