@@ -16,11 +16,12 @@
   plain ``Executor.run`` reuses dying buffers (same results, bit for bit).  False: such programs
   run with fresh buffers for every output (what headrace did before; the reference has no such
   flag: its executor always frees dead tensors and applies its inplace pass by default).
-- ``FLAGS_cpu_memory_keep_mb`` (int, 0 to 1024, default 64): freed memory the C library's heap
-  keeps for the next arrays instead of returning it to the system, so a step's temporaries do not
-  page-fault fresh memory every step (``core/allocator.py``: glibc's ``mallopt``; other C
-  libraries are left alone).  0 in the environment leaves the allocator untouched.  headrace's
-  own flag (the reference keeps freed CPU memory in its own allocator).
+- ``FLAGS_cpu_memory_keep_mb`` (int, 0 to 1024, default 64): freed memory the C library's main
+  heap keeps for the next arrays instead of returning it to the system, so a step's temporaries
+  do not page-fault fresh memory every step (``core/allocator.py``: glibc's ``mallopt``; other C
+  libraries, and a user's own ``MALLOC_*`` settings, are left alone).  0 in the environment leaves
+  the allocator untouched.  headrace's own flag (the reference keeps freed CPU memory in its own
+  allocator).
 
 The environment is read once, at import; ``set_flags`` changes a flag for the whole process.
 """

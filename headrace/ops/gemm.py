@@ -176,6 +176,23 @@ def matmul(a, b, out=None):
     return out
 
 
+class blas_on_one_thread:
+    """``with blas_on_one_thread():`` the products made inside (on any thread, e.g. pieces of a
+    kernel on the intra-op pool, each calling ``np.matmul`` itself) run with BLAS at one thread,
+    as ``matmul``'s own pieces do; nothing when the BLAS's threads cannot be set."""
+    __slots__ = ("_token",)
+
+    def __enter__(self):
+        if _blas is not None:
+            self._token = _Token()
+            _enter(self._token)
+        return self
+
+    def __exit__(self, *exc):
+        if _blas is not None:
+            _leave(self._token)
+
+
 def _piece(a, b, out):
     np.matmul(a, b, out=out)
 

@@ -287,6 +287,10 @@ CONV_GRAD_CASES = [
                                                                     "dilations": [2, 2]}),
     ("valid-ignores-pads", "conv2d", (1, 2, 5, 5), (2, 2, 3, 3), {"padding_algorithm": "VALID",
                                                                   "paddings": [2, 2]}),
+    # stride 1, H*W <= OH*OW: Input@GRAD as a convolution with flipped filters (input_grad_as_conv)
+    ("same-groups2-dx-as-conv", "conv2d", (1, 4, 3, 4), (4, 2, 3, 3), {"groups": 2, "paddings": [1, 1]}),
+    ("same-even-asym-nhwc-dx-as-conv", "conv2d", (1, 3, 4, 2), (3, 2, 2, 2), {"data_format": "NHWC",
+                                                                             "paddings": [0, 1, 1, 0]}),
     ("depthwise", "depthwise_conv2d", (1, 3, 4, 4), (3, 1, 3, 3), {"groups": 3, "paddings": [1, 1]}),
     ("depthwise-mult2", "depthwise_conv2d", (1, 2, 5, 5), (4, 1, 3, 3), {"groups": 2, "strides": [2, 2]}),
     ("depthwise-nhwc", "depthwise_conv2d", (1, 4, 4, 3), (3, 1, 3, 3), {"groups": 3, "data_format": "NHWC",
