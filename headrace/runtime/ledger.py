@@ -47,9 +47,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import is_wrapped
+from ..ops.kernel import root_of
 from ..ops.registry import Meta
 from .plan import run_kernel, take_donors
-from ..ops.kernel import root_of
 
 MAX_LEDGERS = 8
 """Feed signatures a plan keeps ledgers for (all dropped when a ninth one comes)."""
