@@ -193,7 +193,7 @@ def _conv_grad_kernel(ins, attrs, ctx):
             # as columns @ Output@GRAD^T, transposed after: 1.35x the BLAS rate of d @ columns^T here
             dw = matmul(columns_batch_last(xs, (kh, kw), strides, pads, dilations, g), d.transpose(0, 2, 1))
             dw = dw.transpose(0, 2, 1)
-        result[grad_slot("Filter")] = dw.reshape(w.shape).astype(w.dtype, copy=False)
+        result[grad_slot("Filter")] = np.ascontiguousarray(dw.reshape(w.shape), dtype=w.dtype)
     if want_dx:
         filters_t = w.reshape(g, m // g, cg * kh * kw).transpose(0, 2, 1)
         # one output channel per group (depthwise): an outer product, 3x faster broadcast than matmul

@@ -9,15 +9,17 @@ where it is fastest:
   ``Filter_g @ columns`` into the block's rows of the result [N, g, M/g, OH*OW], which already
   is NCHW (no output transpose).  Blocks run on the intra-op threads with BLAS at one thread;
   each sample's product is the same BLAS call as one batched matmul over all columns would make,
-  so the bits do not depend on the block size or the thread count.  (Building all N samples'
+  so the bits do not depend on the block size or the thread count (except for a batch with fewer
+  blocks than threads, e.g. of one sample: its product is split as ``gemm.matmul`` splits, which
+  may change the last bits between thread counts).  (Building all N samples'
   columns first wrote them to memory and read them back: ~15% slower on a ResNet block's conv.)
 - **input gradient as a convolution** (``input_grad_as_conv``): for stride 1, Input@GRAD is
   Output@GRAD padded by ``dilation * (k - 1) - pad`` and correlated with the filters flipped in
   both spatial axes and transposed (input and output channels swapped, per group), i.e. the
   forward above.  Used when it does no more multiply-adds than col2im's product (H*W <= OH*OW,
   e.g. "same" convolutions): no [C*kh*kw, OH*OW*N] product and no scatter-add (a ResNet block's
-  3x3 conv: 9.8 -> 6.6 ms CPU).  Strided, depthwise and "valid" (H*W > OH*OW) convolutions keep
-  col2im.
+  3x3 conv: 9.8 -> 6.6 ms CPU).  Strided convolutions, those with one filter a group (M == g,
+  depthwise without a channel multiplier) and "valid" ones (H*W > OH*OW) keep col2im.
 - **batch innermost** (gradients): columns [g, C/g*kh*kw, OH*OW*N] from the input transposed to
   [C, H, W, N] once.  Filter@GRAD is one GEMM of Output@GRAD (laid out the same way) with the
   columns; Input@GRAD scatter-adds ``Filter^T @ Output@GRAD`` back over the kh*kw window offsets

@@ -76,7 +76,10 @@ class ClipGradByGlobalNorm(ClipGradBase):
 
     def __call__(self, params_grads):
         params_grads = _with_grads(params_grads)
-        chosen = [g for p, g in params_grads if _clipped(p)]
+        # summed in the parameters' name order, whatever order the caller lists them in: static
+        # mode sorts them by name first (as the reference's apply_gradients), eager mode keeps the
+        # parameter list's order; float32 sums in two orders would make the two modes differ
+        chosen = [g for p, g in sorted(params_grads, key=lambda pg: str(getattr(pg[0], "name", ""))) if _clipped(p)]
         if not chosen:
             return params_grads
         # mixed precisions: the norm is summed in float64 if any gradient is float64, else in

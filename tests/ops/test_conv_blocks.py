@@ -118,3 +118,11 @@ def test_blocks_use_the_pool_with_blas_on_one_thread(monkeypatch, threads):
     x, w = RNG.standard_normal((4, 2, 5, 5)), RNG.standard_normal((3, 2, 3, 3))
     assert conv_gemm.convolve(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1) is not None
     assert 4 in seen     # one block a sample
+
+
+def test_filter_gradient_is_c_contiguous():
+    """Filter@GRAD is computed transposed (columns @ Output@GRAD^T): the kernel returns it C-contiguous
+    (the memory passes hand only C-contiguous buffers on)."""
+    x, w = RNG.standard_normal((2, 8, 4, 4)), RNG.standard_normal((16, 8, 3, 3))
+    _, grads = _conv(x, w, {"paddings": [1, 1]}, [grad_slot("Filter")])
+    assert grads[grad_slot("Filter")].flags.c_contiguous
