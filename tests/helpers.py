@@ -1,7 +1,12 @@
-"""Shared test helpers: build a small program from feeds and run it; switch the default buffer plan."""
+"""Shared test helpers: build a small program from feeds and run it; switch the default buffer plan;
+switch check mode; a small tanh MLP."""
 import contextlib
+import sys
 
+import headrace as paddle
+import headrace.nn as nn
 import headrace.static as static
+from headrace.nn import functional as F
 from headrace.runtime import Executor, Scope
 
 
@@ -27,3 +32,27 @@ def buffer_reuse(on):
         yield
     finally:
         paddle.set_flags(old)
+
+
+def set_check_mode(monkeypatch, on):
+    """Turn check mode (``HEADRACE_CHECK_KERNELS``, on in the suite) on or off in every module that
+    reads it, as a run with or without it would, and empty the eager caches made in the other mode."""
+    from headrace.eager import fast, runner
+    for name, module in list(sys.modules.items()):
+        if name.startswith("headrace") and getattr(module, "CHECK_KERNELS", None) is (not on):
+            monkeypatch.setattr(module, "CHECK_KERNELS", on)
+    runner._STEPS.clear()
+    fast.FAST.clear()
+
+
+class TanhMLP(nn.Layer):
+    """``depth`` x (Linear(width, width) + tanh), loss = the mean of the output."""
+
+    def __init__(self, width, depth):
+        super().__init__()
+        self.fcs = nn.LayerList([nn.Linear(width, width) for _ in range(depth)])
+
+    def forward(self, x):
+        for fc in self.fcs:
+            x = F.tanh(fc(x))
+        return paddle.mean(x)

@@ -32,6 +32,7 @@ import numpy as np
 from ..core.errors import FeedError, HeadraceError
 from ..core.names import RECOMPUTE_MARK
 from ..core.program import Program
+from ..ops.kernel import root_of
 from ..ops.registry import InferContext, Meta
 from ..runtime.plan import build_plan
 from . import aliasing
@@ -130,22 +131,13 @@ class _Tracker:
 
 def _feed_value(name, given, var) -> Value:
     if isinstance(given, np.ndarray):
-        root = given
-        while isinstance(root.base, np.ndarray):
-            root = root.base
-        return Value(Buffer(root.nbytes), aliasing.proxy(given.shape, given.dtype, given.strides))
+        return Value(Buffer(root_of(given).nbytes), aliasing.proxy(given.shape, given.dtype, given.strides))
     if isinstance(given, (list, tuple)) and all(isinstance(d, (int, np.integer)) and d >= 0 for d in given):
         if var is None or var.dtype is None:
             raise FeedError(f"estimate: feed {name!r} is not a variable of the program")
         return Value.fresh(tuple(int(d) for d in given), var.dtype.numpy)
     raise FeedError(f"estimate: feed {name!r} must be an array or a shape (list of non-negative ints), "
                     f"got {given!r}")
-
-
-def _root(arr):
-    while isinstance(arr.base, np.ndarray):
-        arr = arr.base
-    return arr
 
 
 def _infer(step, ins) -> dict:
@@ -163,7 +155,7 @@ def _pure_view(step, ins, outs_meta) -> dict:
         layouts = [v.layout if isinstance(v, Value) else v for v in ins[slot]]
         for v in ins[slot]:
             if isinstance(v, Value):
-                owners[id(_root(v.layout))] = v
+                owners[id(root_of(v.layout))] = v
         kins[slot] = layouts if many else layouts[0]
     outs = step.opdef.kernel(kins, step.attrs, context([slot for slot, _, _ in step.outs]))
     result = {}
@@ -171,7 +163,7 @@ def _pure_view(step, ins, outs_meta) -> dict:
         arrays = outs[slot] if many else [outs[slot]]
         values = []
         for arr in arrays:
-            owner = owners.get(id(_root(arr)))
+            owner = owners.get(id(root_of(arr)))
             values.append(Value(owner.buffer, arr) if owner is not None else Value.fresh(arr.shape, arr.dtype))
         result[slot] = values
     return result

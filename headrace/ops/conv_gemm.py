@@ -49,8 +49,7 @@ def split_range(fn, size, elements):
     if threads < 2 or count <= 1:
         fn(0, size)
         return
-    step = -(-size // count)
-    parallel.run_pieces(fn, [(start, min(start + step, size)) for start in range(0, size, step)])
+    parallel.run_pieces(fn, gemm.bounds(size, count))
 
 
 def _window_view(x, h_axis, ksize, strides, dilations):

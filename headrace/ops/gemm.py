@@ -209,18 +209,21 @@ def _pieces(a, b, out):
         a_split = a.ndim == out.ndim and a.shape[0] == size
         b_split = b.ndim == out.ndim and b.shape[0] == size
         return [(a[lo:hi] if a_split else a, b[lo:hi] if b_split else b, out[lo:hi])
-                for lo, hi in _bounds(size, count, 1)]
+                for lo, hi in bounds(size, count)]
     m, n = out.shape
     if m >= n:
         if m < 2 * _MIN_PIECE:
             return None
-        return [(a[lo:hi], b, out[lo:hi]) for lo, hi in _bounds(m, count, _ALIGN)]
+        return [(a[lo:hi], b, out[lo:hi]) for lo, hi in bounds(m, count, _ALIGN)]
     if n < 2 * _MIN_PIECE:
         return None
-    return [(a, b[:, lo:hi], out[:, lo:hi]) for lo, hi in _bounds(n, count, _ALIGN)]
+    return [(a, b[:, lo:hi], out[:, lo:hi]) for lo, hi in bounds(n, count, _ALIGN)]
 
 
-def _bounds(size, count, align):
+def bounds(size, count, align=1):
+    """``range(size)`` cut into at most ``count`` contiguous ``(start, stop)`` pieces of equal
+    length (the last one may be shorter), each starting at a multiple of ``align`` (also
+    ``conv_gemm.split_range``'s pieces)."""
     step = -(-size // count)
     step = -(-step // align) * align
     return [(lo, min(lo + step, size)) for lo in range(0, size, step)]

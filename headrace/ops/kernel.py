@@ -23,6 +23,17 @@ from __future__ import annotations
 import numpy as np
 
 _NO_BUFFERS: dict = {}
+_ndarray = np.ndarray
+
+
+def root_of(value):
+    """The array owning ``value``'s buffer, following ``.base`` (anything that is not an array:
+    itself).  Check mode (``ops/step.py``), the runtime's byte accounting (``runtime/memory.py``,
+    ``runtime/ledger.py``) and the memory estimate count and compare buffers by it."""
+    base = getattr(value, "base", None)
+    while base is not None and isinstance(base, _ndarray):
+        value, base = base, base.base
+    return value
 
 
 class KernelContext:

@@ -30,7 +30,7 @@ from ..core.callsite import text
 from ..core.errors import KernelError, fmt_shape, is_wrapped, where, wrap_kernel_error
 from ..core.random import default_generator, fixed_generator
 from . import nancheck
-from .kernel import KernelContext
+from .kernel import KernelContext, root_of
 
 CHECK_KERNELS = os.environ.get("HEADRACE_CHECK_KERNELS", "") not in ("", "0")
 
@@ -146,7 +146,7 @@ def check_outputs(step, ins, outs, expect=None, buffers=None) -> None:
     views = step.opdef.views
     given = {id(b) for b in buffers.values()} if buffers else ()
     # a handed buffer may be a view (a dead view output): its base is the plan's, not the kernel's
-    given_roots = {id(_root(b)) for b in buffers.values()} if buffers else ()
+    given_roots = {id(root_of(b)) for b in buffers.values()} if buffers else ()
     inputs = []
     for slot, names, many in step.ins:
         values = ins[slot] if many else (ins[slot],)
@@ -166,26 +166,20 @@ def check_outputs(step, ins, outs, expect=None, buffers=None) -> None:
                             "expected numpy.ndarray")
             shared = False
             for in_slot, in_name, in_value in inputs:
-                if _root(value) is not _root(in_value) and not np.may_share_memory(value, in_value):
+                if root_of(value) is not root_of(in_value) and not np.may_share_memory(value, in_value):
                     continue
                 shared = True
                 if views.get(slot) != in_slot and in_name != name:
                     _fail(step, f"kernel output {_named(slot, name)} shares memory with input "
                                 f"{_named(in_slot, in_name)}, which the op does not declare in `views`")
-            if not shared and id(_root(value)) not in given_roots and _root(value).nbytes != value.nbytes \
-                    and id(_root(value)) not in owners:
+            if not shared and id(root_of(value)) not in given_roots and root_of(value).nbytes != value.nbytes \
+                    and id(root_of(value)) not in owners:
                 _fail(step, f"kernel output {_named(slot, name)} ({value.nbytes} bytes) is a view of a larger "
-                            f"array of its own ({_root(value).nbytes} bytes), which it keeps alive: return a "
+                            f"array of its own ({root_of(value).nbytes} bytes), which it keeps alive: return a "
                             "copy (np.ascontiguousarray) so an output owns exactly its bytes")
             expected = expect(name) if expect is not None else None
             if expected is not None:
                 _check_meta(step, _named(slot, name), value, *expected)
-
-
-def _root(value):
-    while isinstance(value.base, np.ndarray):
-        value = value.base
-    return value
 
 
 def _check_meta(step, slot, value, shape, dtype) -> None:

@@ -32,10 +32,9 @@ from ..core import context, names
 from ..core.dtypes import convert_dtype
 from ..core.roles import OpRole
 from ..core.variable import Variable
-from ..eager.runner import run_op
 from ..eager.tape import no_grad
 from ..eager.tensor import Tensor
-from ..ops.apply import apply_op
+from ..ops.apply import apply_op, apply_op_single
 from .clip import check_grad_clip
 from .clip_attr import append_gradient_clip_ops, has_clip_attr
 from .lr import LearningRateDecay, LRScheduler
@@ -463,15 +462,11 @@ class Optimizer:
 
     # helpers for subclasses -----------------------------------------------------------------
     def _update_op(self, type, inputs, outputs, attrs=None):
-        """Append one update op; returns the Operator (dygraph: runs it now through the eager
-        runner, ``apply_op``'s eager branch without the mode test; returns None)."""
-        if not context._static_mode:
-            run_op(type, inputs, attrs, outputs)
-            return None
-        program = context.default_main_program()
-        block = program.global_block()
-        apply_op(type, inputs, attrs, outputs, block=block)
-        return block.ops[-1]
+        """Append one update op to the main program's global block and return the Operator; in
+        dygraph mode run it now and return None (``apply_op_single``: its eager shortcut)."""
+        block = context.default_main_program().global_block() if context._static_mode else None
+        apply_op_single(type, inputs, attrs, next(iter(outputs)), outputs=outputs, block=block)
+        return block.ops[-1] if block is not None else None
 
 
 def _first_given(*values):

@@ -145,62 +145,39 @@ class Executor:
     # --- the loop: prepare feeds, run steps (run, store, free), collect fetches ------------------
     @staticmethod
     def _run_plan(plan, scope, feed_arrays, ledgered=True) -> list:
-        """Run ``plan``; its bytes are counted from its ledger for these feeds if it has one, else
-        array by array (recording a ledger on the way when the feeds allow one: ``ledger.py``).
-        ``ledgered=False``: array by array, no ledger recorded nor replayed (runs on several
-        threads at once: a replay's stretch cannot see the other runs' bytes)."""
-        env, tracker = {}, memory.cpu
-        key = ledger.feed_signature(plan, feed_arrays, tracker) if ledgered else None
-        recorded = plan.ledgers.get(key) if key is not None else None
-        state = ledger.Replay(recorded, tracker) if recorded is not None else None
-        rec = ledger.Recorder(tracker, scope, plan.persistables) \
-            if key is not None and key not in plan.ledgers else None
+        """Run ``plan``, its bytes counted in ``memory.cpu`` as ``ledger.start`` decides: from the
+        plan's ledger for these feeds, or array by array (``ledgered=False``: never a ledger)."""
+        env, run = {}, ledger.start(plan, scope, feed_arrays, memory.cpu, ledgered)
         try:
-            _prepare(plan, scope, feed_arrays, env, rec or (tracker if state is None else None))
+            _prepare(plan, scope, feed_arrays, env, run.counter)
             if plan.updates and interrupt.install():
                 try:
-                    _run_steps_counted(plan, env, scope, state, rec, key)
+                    _run_steps_counted(plan, env, scope, run)
                 finally:
                     interrupt.restore()
             else:
-                _run_steps_counted(plan, env, scope, state, rec, key)
+                _run_steps_counted(plan, env, scope, run)
             return _collect(plan, env, scope)
         finally:
-            if state is not None and state.active:   # a replay ended by an error
-                state.leave()
+            if run.replay is not None and run.replay.active:   # a replay ended (its end, or an error)
+                run.replay.leave()
                 env.clear()
-            _release_env(env, plan.persistables)
+            _release_env(env, plan.persistables, run.tracker)
 
 
-def _run_steps_counted(plan, env, scope, state, rec, key):
-    """The steps, from the ledger (``state``) or array by array (recording with ``rec``); a replay
-    that stops matching its ledger counts the rest array by array (``state.active`` turns False)."""
-    if state is None:
-        _run_steps(plan, env, scope, rec)
-        if rec is not None:
-            if len(plan.ledgers) >= ledger.MAX_LEDGERS:
-                plan.ledgers.clear()
-                plan.ledger_misses.clear()
-            plan.ledgers[key] = rec.ledger()
+def _run_steps_counted(plan, env, scope, run):
+    """The steps, from the ledger (``run.replay``) or array by array (``run.counter``: recording a
+    ledger when ``run.recorder`` is set); a replay that stops matching its ledger counts the rest
+    array by array (``Counting.missed``)."""
+    if run.replay is None:
+        _run_steps(plan, env, scope, run)
+        if run.recorder is not None:
+            run.recorded()
         return
-    stopped = ledger.replay(plan, env, scope, state)
-    if stopped is None:
-        return
-    # the record no longer holds: hand the run's own buffers to the tracker, count the rest one by one
-    index, ins, outs, given = stopped
-    misses = plan.ledger_misses[key] = plan.ledger_misses.get(key, 0) + 1
-    if misses >= ledger.MAX_MISSES:
-        plan.ledgers[key] = None   # its sizes keep changing (masked_select...): count array by array
-    else:
-        plan.ledgers.pop(key, None)   # the next run records a new one
-    state.leave()
-    acquire = memory.cpu.acquire
-    for name, value in env.items():
-        if name not in plan.persistables:
-            acquire(value)
-    for value in (given or {}).values():
-        acquire(value)
-    _run_steps(plan, env, scope, None, index, (ins, outs, given))
+    stopped = ledger.replay(plan, env, scope, run.replay)
+    if stopped is not None:
+        run.missed()
+        _resume(plan, env, scope, run, *stopped)
 
 
 def _prepare(plan, scope, feed_arrays, env, counter) -> None:
@@ -236,48 +213,26 @@ def _wrong_value(plan, name, arr, expect) -> None:
                 f"{arr.dtype} (was it set by hand?)")
 
 
-def _run_steps(plan, env, scope, rec=None, first=0, resumed=None) -> None:
-    """Each step: run its kernel (with its planned buffers), store its outputs (persistables in
-    the scope, the rest in ``env``, counted), then strip and free what is dead after it.  ``rec``
-    (a ``ledger.Recorder``) counts in the tracker's place; ``first`` and ``resumed`` (its inputs,
-    kernel outputs and handed buffers) continue a run at step ``first`` whose kernel already ran."""
-    counter = rec if rec is not None else memory.cpu
+def _run_steps(plan, env, scope, run, first=0) -> None:
+    """Each step from ``first`` on: run its kernel (with its planned buffers), store its outputs
+    (``_store_outputs``), then strip and free what is dead after it; counted by ``run.counter``
+    (``ledger.Counting``: the recorder of a run that records a ledger, else the tracker)."""
+    counter, rec = run.counter, run.recorder
     acquire, release, release_all = counter.acquire, counter.release, counter.release_all
     set_array = rec.store if rec is not None else scope._set_array
-    persist, ndarray, asarray = plan.persistables, np.ndarray, np.asarray
+    persist = plan.persistables
     for step in (plan.steps[first:] if first else plan.steps):
-        given = outs = None
-        if resumed is not None:
-            (ins, outs, given), resumed = resumed, None
-        else:
-            ins = {}
-            for slot, names, many in step.ins:   # Step.gather, inlined
-                ins[slot] = [env[n] for n in names] if many else env[names[0]]
+        ins = {}
+        for slot, names, many in step.ins:   # Step.gather, inlined
+            ins[slot] = [env[n] for n in names] if many else env[names[0]]
+        given = None
         try:
-            if outs is None:
-                if step.donors:
-                    given = {}
-                    take_donors(step.donors, env, given)
-                if rec is not None:
-                    rec.begin(step, ins, given, env)
-                outs = run_kernel(step, ins, given)
-            for slot, names, many in step.outs:
-                values = outs[slot] if many else (outs[slot],)
-                if len(values) != len(names):
-                    raise ValueError(f"kernel returned {len(values)} value(s) for output `{slot}`, "
-                                     f"expected {len(names)}")
-                for name, value in zip(names, values):
-                    if type(value) is not ndarray:
-                        value = asarray(value)
-                    if name in persist:
-                        set_array(name, value)
-                        env[name] = value
-                        continue
-                    old = env.get(name)
-                    env[name] = value
-                    acquire(value)
-                    if old is not None:
-                        release(old)
+            if step.donors:
+                given = {}
+                take_donors(step.donors, env, given)
+            if rec is not None:
+                rec.begin(step, ins, given, env)
+            _store_outputs(step, run_kernel(step, ins, given), env, persist, set_array, acquire, release)
         except Exception as exc:
             if is_wrapped(exc):
                 raise
@@ -286,12 +241,57 @@ def _run_steps(plan, env, scope, rec=None, first=0, resumed=None) -> None:
             if given:   # stored by now (possibly in these very buffers), or the step failed
                 for value in given.values():
                     release(value)
-        for name in step.strips:
-            value = env[name]
-            env[name] = Meta(value.shape, value.dtype)
-            release(value)
-        if step.frees:
-            release_all([env.pop(name) for name in step.frees])
+        _drop_dead(step, env, release, release_all)
+
+
+def _store_outputs(step, outs, env, persist, set_array, acquire, release) -> None:
+    """Store a step's kernel outputs ``outs``: a persistable in the scope (``set_array``) and
+    ``env``, any other in ``env``, counted (``acquire``; the value it replaces ``release``d)."""
+    for name, value in zip(step.out_names, step.flat_outputs(outs)):
+        if name in persist:
+            set_array(name, value)
+            env[name] = value
+            continue
+        old = env.get(name)
+        env[name] = value
+        acquire(value)
+        if old is not None:
+            release(old)
+
+
+def _resume(plan, env, scope, run, index, ins, outs, given) -> None:
+    """Count the rest of a run array by array (``run.counter``) from step ``index``, whose kernel
+    ran on ``ins`` (with the buffers ``given``) in a replay that stopped matching its ledger there:
+    the run's own buffers are counted, the step's outputs ``outs`` stored, the steps after it run
+    in ``_run_steps``."""
+    counter, step = run.counter, plan.steps[index]
+    for name, value in env.items():
+        if name not in plan.persistables:
+            counter.acquire(value)
+    for value in (given or {}).values():
+        counter.acquire(value)
+    try:
+        _store_outputs(step, outs, env, plan.persistables, scope._set_array, counter.acquire, counter.release)
+    except Exception as exc:
+        if is_wrapped(exc):
+            raise
+        raise step.error(exc, ins) from exc
+    finally:
+        for value in (given or {}).values():
+            counter.release(value)
+    _drop_dead(step, env, counter.release, counter.release_all)
+    _run_steps(plan, env, scope, run, index + 1)
+
+
+def _drop_dead(step, env, release, release_all) -> None:
+    """After ``step``: strip to a shape placeholder what later steps read only for its shape,
+    free what no later step reads."""
+    for name in step.strips:
+        value = env[name]
+        env[name] = Meta(value.shape, value.dtype)
+        release(value)
+    if step.frees:
+        release_all([env.pop(name) for name in step.frees])
 
 
 def _collect(plan, env, scope) -> list:
@@ -317,8 +317,8 @@ def _refresh_learning_rates(program, scope) -> None:
         scope._set_array(name, np.array([scheduler()], dtype=np.float32))
 
 
-def _release_env(env, persist) -> None:
-    release = memory.cpu.release
+def _release_env(env, persist, tracker) -> None:
+    release = tracker.release
     for name, value in env.items():
         if name not in persist:
             release(value)

@@ -47,9 +47,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import is_wrapped
+from ..ops.kernel import root_of
 from ..ops.registry import Meta
 from .plan import run_kernel, take_donors
-from .memory import root_of
 
 MAX_LEDGERS = 8
 """Feed signatures a plan keeps ledgers for (all dropped when a ninth one comes)."""
@@ -72,6 +72,55 @@ def feed_signature(plan, feed_arrays, tracker):
         roots.add(id(root))
         key.append((name, arr.shape, arr.dtype, arr.strides, root.nbytes))
     return tuple(key)
+
+
+class Counting:
+    """How one run of a plan counts its bytes, chosen once for the run (``start``).
+
+    ``counter`` counts the run's arrays one by one (``acquire``/``release``/``release_all``): the
+    ``recorder`` of a run that records the plan's ledger for its feeds, the tracker for a run
+    counted array by array, None while ``replay`` counts the run from the ledger (until it stops
+    matching: ``missed``)."""
+
+    __slots__ = ("plan", "key", "tracker", "replay", "recorder", "counter")
+
+    def __init__(self, plan, key, tracker, scope):
+        self.plan, self.key, self.tracker = plan, key, tracker
+        recorded = plan.ledgers.get(key) if key is not None else None
+        self.replay = Replay(recorded, tracker) if recorded is not None else None
+        self.recorder = Recorder(tracker, scope, plan.persistables) \
+            if key is not None and key not in plan.ledgers else None
+        self.counter = self.recorder if self.recorder is not None else (tracker if self.replay is None else None)
+
+    def recorded(self) -> None:
+        """The recording run's steps ended: its ledger is the plan's for its feeds (a plan with
+        ``MAX_LEDGERS`` signatures drops them all first, and their misses)."""
+        plan = self.plan
+        if len(plan.ledgers) >= MAX_LEDGERS:
+            plan.ledgers.clear()
+            plan.ledger_misses.clear()
+        plan.ledgers[self.key] = self.recorder.ledger()
+
+    def missed(self) -> None:
+        """The replay stopped matching its ledger: the ledger is dropped (the next run records a
+        new one; after ``MAX_MISSES`` misses the signature is counted array by array for good),
+        the run's own bytes leave the replay, and the tracker counts the rest of the run."""
+        plan, key = self.plan, self.key
+        misses = plan.ledger_misses[key] = plan.ledger_misses.get(key, 0) + 1
+        if misses >= MAX_MISSES:
+            plan.ledgers[key] = None   # its sizes keep changing (masked_select...): count array by array
+        else:
+            plan.ledgers.pop(key, None)
+        self.replay.leave()
+        self.counter = self.tracker
+
+
+def start(plan, scope, feed_arrays, tracker, ledgered=True) -> Counting:
+    """How a run of ``plan`` on ``feed_arrays`` counts its bytes in ``tracker``: from the plan's
+    ledger for the feeds if it has one, else array by array (recording a ledger on the way when
+    the feeds allow one).  ``ledgered=False``: array by array, no ledger recorded nor replayed
+    (runs on several threads at once: a replay's stretch cannot see the other runs' bytes)."""
+    return Counting(plan, feed_signature(plan, feed_arrays, tracker) if ledgered else None, tracker, scope)
 
 
 class Ledger:

@@ -13,17 +13,9 @@ import weakref
 
 import numpy as np
 
+from ..ops.kernel import root_of
 
 _ndarray = np.ndarray
-
-
-def root_of(value):
-    """The array owning ``value``'s buffer (anything that is not an array: itself)."""
-    base = getattr(value, "base", None)
-    while base is not None and isinstance(base, _ndarray):
-        value, base = base, base.base
-    return value
-
 
 
 class _Ref(weakref.ref):

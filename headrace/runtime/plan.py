@@ -43,8 +43,13 @@ class PlannedStep(Step):
         # the one output slot of a step with one output (not a list), else None: the ledger's fast path
         self.single = outs[0][0] if len(outs) == 1 and not outs[0][2] and len(outs[0][1]) == 1 else None
 
-    def flat_outputs(self, outs) -> list:
-        """The kernel's outputs as arrays, in ``out_names`` order (a wrong count is an error)."""
+    def flat_outputs(self, outs):
+        """The kernel's outputs ``outs`` as arrays, in ``out_names`` order (a wrong count is an
+        error): what the executor's loop (``executor._store_outputs``) and the ledger's replay store."""
+        single = self.single
+        if single is not None:   # one output: most steps
+            value = outs[single]
+            return (value if type(value) is np.ndarray else np.asarray(value),)
         flat = []
         for slot, names, many in self.outs:
             if not many:

@@ -2,56 +2,23 @@
 runner's fast path, the user's line kept raw on a node and formatted for messages only, the
 backward's one sorted pass, and record plans' cached Metas.
 
-The suite runs in check mode, where the fast path is off; the ``plain`` fixture turns check mode
-off in every module that reads it (as a run without HEADRACE_CHECK_KERNELS would)."""
+The suite runs in check mode, where the fast path is off; the ``plain`` fixture (conftest.py) turns
+check mode off in every module that reads it (as a run without HEADRACE_CHECK_KERNELS would)."""
 import sys
 
 import numpy as np
 import pytest
 
 import headrace as paddle
-import headrace.nn as nn
-from headrace.core import context
 from headrace.core.errors import KernelError
 from headrace.eager import fast, runner
-from headrace.nn import functional as F
 from headrace.ops.registry import Meta, lookup
 from headrace.optimizer.lars import LarsMomentum
-
-
-def _set_check_mode(monkeypatch, on):
-    for name, module in list(sys.modules.items()):
-        if name.startswith("headrace") and getattr(module, "CHECK_KERNELS", None) is (not on):
-            monkeypatch.setattr(module, "CHECK_KERNELS", on)
-    runner._STEPS.clear()
-    fast.FAST.clear()
-
-
-@pytest.fixture
-def plain(monkeypatch):
-    was_static = context.in_static_mode()
-    _set_check_mode(monkeypatch, False)
-    paddle.disable_static()
-    yield monkeypatch
-    runner._STEPS.clear()
-    fast.FAST.clear()
-    if was_static:
-        paddle.enable_static()
+from tests.helpers import TanhMLP, set_check_mode
 
 
 def _rand(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape).astype("float32")
-
-
-class _Net(nn.Layer):
-    def __init__(self):
-        super().__init__()
-        self.fcs = nn.LayerList([nn.Linear(5, 5) for _ in range(3)])
-
-    def forward(self, x):
-        for fc in self.fcs:
-            x = F.tanh(fc(x))
-        return paddle.mean(x)
 
 
 OPTIMIZERS = {
@@ -69,7 +36,7 @@ def _train(make_opt, steps, count_full=None):
     """Losses and final parameters of ``steps`` steps; ``count_full`` (a list) gets the op types
     that took the runner's full path during the updates after the first step."""
     paddle.seed(5)
-    net = _Net()
+    net = TanhMLP(5, 3)
     net.fcs[1].weight.optimize_attr["learning_rate"] = 0.5     # a per-parameter rate: a scale op
     opt = make_opt(net.parameters())
     x = paddle.to_tensor(_rand(4, 5, seed=1))
@@ -102,7 +69,7 @@ def test_every_optimizers_update_takes_the_fast_path_and_matches_the_full_path(p
     assert full_path == []                       # after the first step no update left the fast path
     update_type = OPTIMIZERS[name]([]).type
     assert any(key[0] == update_type for key in fast.FAST)
-    _set_check_mode(plain, True)                 # check mode: every op on the full, checked path
+    set_check_mode(plain, True)                  # check mode: every op on the full, checked path
     checked = _train(OPTIMIZERS[name], 3)
     assert not fast.FAST
     for a, b in zip(fast_run, checked):

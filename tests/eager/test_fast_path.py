@@ -1,37 +1,18 @@
 """The eager runner's fast path (eager/fast.py), which optimizers' dygraph updates take too.
 
-The suite runs in check mode, where it is off; the ``plain`` fixture turns check mode off in
+The suite runs in check mode, where it is off; the ``plain`` fixture (conftest.py) turns check mode off in
 every module that reads it (and empties the caches made in check mode), as a run without
 HEADRACE_CHECK_KERNELS would."""
-import sys
-
 import numpy as np
 import pytest
 
 import headrace as paddle
-import headrace.nn as nn
 import headrace.static as static
-from headrace.core import context
 from headrace.core.errors import KernelError, NonFiniteError, ShapeError
 from headrace.eager import fast, runner, tape
 from headrace.nn import functional as F
 from headrace.ops.registry import lookup
-
-
-@pytest.fixture
-def plain(monkeypatch):
-    for name, module in list(sys.modules.items()):
-        if name.startswith("headrace") and getattr(module, "CHECK_KERNELS", None) is True:
-            monkeypatch.setattr(module, "CHECK_KERNELS", False)
-    runner._STEPS.clear()
-    fast.FAST.clear()
-    was_static = context.in_static_mode()
-    paddle.disable_static()
-    yield
-    runner._STEPS.clear()
-    fast.FAST.clear()
-    if was_static:
-        paddle.enable_static()
+from tests.helpers import TanhMLP, set_check_mode
 
 
 def _rand(*shape, seed=0):
@@ -147,20 +128,9 @@ def test_the_nan_check_turned_on_later_still_checks(plain):
         paddle.set_flags(old)
 
 
-class _Tiny(nn.Layer):
-    def __init__(self):
-        super().__init__()
-        self.fcs = nn.LayerList([nn.Linear(6, 6) for _ in range(4)])
-
-    def forward(self, x):
-        for fc in self.fcs:
-            x = F.tanh(fc(x))
-        return paddle.mean(x)
-
-
 def _eager_training(steps=3):
     paddle.seed(3)
-    net = _Tiny()
+    net = TanhMLP(6, 4)
     net.fcs[1].weight.optimize_attr["learning_rate"] = 0.5     # a per-parameter rate: a scale op first
     opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
     x = paddle.to_tensor(_rand(5, 6, seed=1))
@@ -182,7 +152,7 @@ def _static_training(steps=3):
         with static.program_guard(main, startup):
             paddle.seed(3)
             x = static.data("x", [5, 6], "float32")
-            net = _Tiny()
+            net = TanhMLP(6, 4)
             net.fcs[1].weight.optimize_attr["learning_rate"] = 0.5
             loss = net(x)
             paddle.optimizer.SGD(learning_rate=0.1).minimize(loss)
@@ -199,18 +169,14 @@ def _static_training(steps=3):
 def test_training_on_the_fast_path_is_bit_identical_to_check_mode_and_static_mode(plain, monkeypatch):
     fast_losses, fast_params = _eager_training()
     assert len(fast.FAST) > 3
-    for name, module in list(sys.modules.items()):          # back to check mode: the full path
-        if name.startswith("headrace") and getattr(module, "CHECK_KERNELS", None) is False:
-            monkeypatch.setattr(module, "CHECK_KERNELS", True)
-    runner._STEPS.clear()
-    fast.FAST.clear()
+    set_check_mode(monkeypatch, True)                       # back to check mode: the full path
     full_losses, full_params = _eager_training()
     assert not fast.FAST
     for a, b in zip(fast_losses + fast_params, full_losses + full_params):
         np.testing.assert_array_equal(a, b)
     init, static_losses, static_params = _static_training()
     paddle.seed(3)
-    for p, value in zip(_Tiny().parameters(), init):        # the same initial values in both modes
+    for p, value in zip(TanhMLP(6, 4).parameters(), init):        # the same initial values in both modes
         np.testing.assert_array_equal(p.numpy(), value)
     for a, b in zip(fast_losses + fast_params, static_losses + static_params):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

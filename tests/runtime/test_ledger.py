@@ -346,6 +346,31 @@ def test_a_signature_whose_replays_keep_failing_is_counted_array_by_array(monkey
     assert runs == scenario()[0]
 
 
+def test_a_plan_keeps_the_ledgers_of_max_ledgers_signatures(monkeypatch):
+    """Each new feed signature's first run records a ledger and its second replays it; the
+    signature after ``MAX_LEDGERS`` drops them all first.  Counts match array by array."""
+    main, startup = static.Program(), static.Program()
+    with static.program_guard(main, startup):
+        x = static.data("x", [-1, 8], "float32")
+        out = paddle.sum(paddle.tanh(x) * 2.0)
+    feeds = [{"x": np.full((b, 8), 0.5, "float32")} for b in range(1, ledger.MAX_LEDGERS + 3) for _ in range(2)]
+
+    def scenario():
+        exe = static.Executor()
+        exe.run(startup)
+        peaks, kept = [], []
+        for feed in feeds:
+            peaks += _peaks(exe, main, [feed], [out])
+            kept.append(len([v for v in _ledgers(exe).values() if v is not None]))
+        return peaks, kept
+
+    peaks, kept = scenario()
+    assert kept[::2] == list(range(1, ledger.MAX_LEDGERS + 1)) + [1, 2]
+    assert kept[1::2] == kept[::2]   # a replay keeps the ledgers as they are
+    _without_ledgers(monkeypatch)
+    assert scenario()[0] == peaks
+
+
 def test_bump_counts_a_stretch_exactly():
     tracker = MemoryTracker()
     held = np.zeros(10)
