@@ -135,13 +135,12 @@ def _on_batch_pieces(fn, geo, batch):
     through all steps, so each piece runs its whole recurrence without waiting for the others:
     one hand-off per cell instead of one per step (see the module doc)."""
     threads = parallel.num_threads()
-    step = -(-batch // max(threads, 1))
-    step = -(-step // BATCH_ALIGN) * BATCH_ALIGN
-    if threads < 2 or step >= batch or batch * geo.hidden * geo.gate_width < SPLIT_STEP_MACS:
+    pieces = gemm.bounds(batch, threads, BATCH_ALIGN) if threads > 1 and batch > 0 else []
+    if len(pieces) < 2 or batch * geo.hidden * geo.gate_width < SPLIT_STEP_MACS:
         fn(0, batch)
         return
     with gemm.blas_on_one_thread():
-        parallel.run_pieces(fn, [(start, min(start + step, batch)) for start in range(0, batch, step)])
+        parallel.run_pieces(fn, pieces)
 
 
 def _piece_rows(outside, start, stop):
