@@ -27,26 +27,19 @@ array; then the weight gradients are one GEMM each over all steps and the input 
 A step outside a sequence has zero gate gradients and passes the state gradient through (rows
 picked by index, so padded steps never mix into the arithmetic).
 
-Threads: the rows of a batch are independent through all steps, so with more than one thread
-and a step product of at least ``SPLIT_STEP_MACS`` multiply-adds the batch is cut into one piece
-per thread (multiples of ``BATCH_ALIGN`` rows) and each piece runs the whole recurrence of a cell,
-forward or backward, on its own thread with BLAS at one thread: one hand-off per cell, no waiting
-between steps (an LSTM of batch 32, hidden 256: forward 18.0 -> 14.2 ms on a loaded
-2-core machine).  Otherwise, and for the all-steps GEMMs, products call NumPy's matmul and keep
-BLAS's own threads: splitting each step's small product over the pool costs about as much as it
-saves, and switching BLAS to one thread and back around the all-steps GEMMs alone left the two
-thread sets competing for the cores (measured slower: docs/architecture.md).  Per thread count
-the results are deterministic; like ``ops/gemm.py``'s products they may differ in the last bits
-between thread counts (measured identical on the zoo's LSTM).
+Threads: every product here calls NumPy's matmul and keeps BLAS's own threads, unlike the other
+kernels' products (``ops/gemm.py``: BLAS at one thread, split over the intra-op pool).  The
+per-step [B, H] products are latency-bound: BLAS's threads, still spinning from the last step,
+pick each one up at once, where handing half of it to a pool thread costs about as much as it
+saves; and switching BLAS to one thread and back around the all-steps GEMMs alone leaves the two
+thread sets competing for the cores between them (measured slower: docs/architecture.md).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..core.errors import fmt_shape
-from . import gemm, parallel
 from .elementwise import check_float
-from .rnn_steps import STEP, STEP_GRAD
 from .gradrule import Gradient, grad_slot
 from .registry import many, optional, register
 
@@ -103,52 +96,88 @@ def _outside_rows(lengths, steps):
     return [None if (lengths > t).all() else np.flatnonzero(lengths <= t) for t in range(steps)]
 
 
+def _sigmoid_(a):
+    """a = 1 / (1 + exp(-a)) in place (exp overflow gives inf, then 0: callers ignore 'over')."""
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    a += 1
+    return np.reciprocal(a, out=a)
+
+
+def _times_dsigmoid(grad, y, out):
+    """out = grad * y * (1 - y): the gradient through a sigmoid whose output is y."""
+    np.subtract(1, y, out=out)
+    out *= y
+    out *= grad
+    return out
+
+
+# --- one step of each cell type, forward: writes the new h into h_out, LSTM's new c into c_out ---
+# ``w_t`` is weight_hh transposed, C-contiguous ([H, G*H]: the small per-step GEMM is slower on a
+# transposed operand); ``work`` a C-contiguous [B, G*H] scratch array, hot in cache, where the gates
+# are computed before they are stored in the (large, cold) Reserve.
+def _lstm_step(planes, w_t, b_hh, h_out, c_out, relu, work):
+    h = h_out.shape[1]
+    c_prev, tanh_c = planes[:, 6 * h:], planes[:, 4 * h:5 * h]
+    stored = planes[:, :4 * h].reshape(-1, 4, h).transpose(1, 0, 2)  # the step's gates, gate-major view
+    gates = np.matmul(planes[:, 5 * h:6 * h], w_t, out=work[:4])      # [4, B, H]: every gate contiguous
+    gates += stored
+    i, f, g, o = gates
+    _sigmoid_(gates[:2])
+    np.tanh(g, out=g)
+    _sigmoid_(o)
+    np.multiply(f, c_prev, out=c_out)                                # c = f * c_prev + i * g
+    c_out += np.multiply(i, g, out=work[4])
+    np.tanh(c_out, out=tanh_c)
+    np.multiply(o, tanh_c, out=h_out)                                # h = o * tanh(c)
+    stored[...] = gates
+
+
+def _gru_step(planes, w_t, b_hh, h_out, c_out, relu, work):
+    h = h_out.shape[1]
+    h_prev = planes[:, 4 * h:]
+    hp = np.matmul(h_prev, w_t, out=work)
+    hp += b_hh
+    rz, cand, hc = planes[:, :2 * h], planes[:, 2 * h:3 * h], planes[:, 3 * h:4 * h]
+    rz += hp[:, :2 * h]
+    _sigmoid_(rz)
+    hc[...] = hp[:, 2 * h:]
+    cand += rz[:, :h] * hc                                           # c = tanh(x_c + r * hc)
+    np.tanh(cand, out=cand)
+    np.subtract(h_prev, cand, out=h_out)                             # h = z * (h_prev - c) + c
+    h_out *= rz[:, h:]
+    h_out += cand
+
+
+def _elman_step(planes, w_t, b_hh, h_out, c_out, relu, work):
+    h = h_out.shape[1]
+    pre = planes[:, :h]
+    pre += np.matmul(planes[:, h:], w_t, out=work)
+    if relu:
+        np.maximum(pre, 0, out=pre)
+    else:
+        np.tanh(pre, out=pre)
+    h_out[...] = pre
+
+
+STEP = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _elman_step, "RNN_RELU": _elman_step}
+
+
 def _input_bias(mode, b_ih, b_hh):
     """The bias added to the input projection (GRU adds b_hh per step, inside r * (...))."""
     return b_ih if mode == "GRU" else b_ih + b_hh
 
 
-def _step_weight(geo, w_hh):
+def _step_weight_and_scratch(geo, w_hh, batch):
     """weight_hh in the layout of the per-step GEMM (C order: a transposed operand makes the small
-    GEMM ~40% slower).  LSTM works gate-major: [4, H, H] weights give [4, B, H] gates, so each
-    gate's passes run over contiguous memory (column slices of [B, 4H] cost 2-4x more per pass)."""
+    GEMM ~40% slower) and a scratch array that stays in cache.  LSTM works gate-major: [4, H, H]
+    weights give [4, B, H] gates, so each gate's passes run over contiguous memory (column slices
+    of [B, 4H] cost 2-4x more per pass), plus one [B, H] scratch plane."""
     if geo.mode == "LSTM":
         h = geo.hidden
-        return np.ascontiguousarray(w_hh.reshape(4, h, h).transpose(0, 2, 1))
-    return np.ascontiguousarray(w_hh.T)
-
-
-def _scratch(geo, batch, dtype):
-    """A step's scratch array, small enough to stay in cache: LSTM's [4, B, H] gates plus one
-    [B, H] plane; [B, G*H] for the others."""
-    return np.empty((5, batch, geo.hidden) if geo.mode == "LSTM" else (batch, geo.gate_width), dtype)
-
-
-BATCH_ALIGN = 16            # batch pieces start at multiples of this (BLAS gives each row the same bits)
-SPLIT_STEP_MACS = 1 << 21   # multiply-adds of one step's product from which the batch is split
-
-
-def _on_batch_pieces(fn, geo, batch):
-    """``fn(start, stop)`` over pieces of the batch covering it: one per thread (whole multiples of
-    ``BATCH_ALIGN`` rows but the last) with BLAS at one thread when a step's product is large
-    enough, else ``fn(0, batch)`` with BLAS's own threads.  The rows of a batch are independent
-    through all steps, so each piece runs its whole recurrence without waiting for the others:
-    one hand-off per cell instead of one per step (see the module doc)."""
-    threads = parallel.num_threads()
-    pieces = gemm.bounds(batch, threads, BATCH_ALIGN) if threads > 1 and batch > 0 else []
-    if len(pieces) < 2 or batch * geo.hidden * geo.gate_width < SPLIT_STEP_MACS:
-        fn(0, batch)
-        return
-    with gemm.blas_on_one_thread():
-        parallel.run_pieces(fn, pieces)
-
-
-def _piece_rows(outside, start, stop):
-    """``outside`` (per step, global batch rows or None) for the rows ``start:stop`` of a piece."""
-    if start == 0 and all(rows is None or rows.size == 0 or rows[-1] < stop for rows in outside):
-        return outside
-    local = [None if rows is None else rows[(rows >= start) & (rows < stop)] - start for rows in outside]
-    return [None if rows is None or rows.size == 0 else rows for rows in local]
+        return (np.ascontiguousarray(w_hh.reshape(4, h, h).transpose(0, 2, 1)),
+                np.empty((5, batch, h), w_hh.dtype))
+    return np.ascontiguousarray(w_hh.T), np.empty((batch, geo.gate_width), w_hh.dtype)
 
 
 def _cell_forward(geo, x, out, cell, init, final, w, outside, reverse, time_major):
@@ -158,22 +187,12 @@ def _cell_forward(geo, x, out, cell, init, final, w, outside, reverse, time_majo
     np.matmul(_rows(x), w_ih.T, out=_rows(geo.plane(cell, 0, GATES[geo.mode])))
     geo.plane(cell, 0, GATES[geo.mode])[...] += _input_bias(geo.mode, b_ih, b_hh)
     planes, outs = _time_major(cell, time_major), _time_major(out, time_major)
-    w_t = _step_weight(geo, w_hh)
-
-    def piece(start, stop):
-        _recur(geo, planes[:, start:stop], outs[:, start:stop], [s[start:stop] for s in init],
-               [s[start:stop] for s in final], w_t, b_hh, _piece_rows(outside, start, stop), reverse)
-    _on_batch_pieces(piece, geo, planes.shape[1])
-
-
-def _recur(geo, planes, outs, init, final, w_t, b_hh, outside, reverse):
-    """The steps of one cell over time-major views (planes [T, B, W], outs [T, B, H])."""
     steps = list(range(planes.shape[0]))[::-1] if reverse else list(range(planes.shape[0]))
     states = [geo.plane(planes, H_PREV[geo.mode])] + ([geo.plane(planes, 6)] if geo.mode == "LSTM" else [])
     for plane, value in zip(states, init):
         plane[steps[0]] = value
     step, relu = STEP[geo.mode], geo.mode == "RNN_RELU"
-    work = _scratch(geo, planes.shape[1], planes.dtype)
+    w_t, work = _step_weight_and_scratch(geo, w_hh, planes.shape[1])
     for i, t in enumerate(steps):
         nxt = final if i + 1 == len(steps) else [s[steps[i + 1]] for s in states]
         step(planes[t], w_t, b_hh, outs[t], nxt[1] if len(nxt) > 1 else None, relu, work)
@@ -214,52 +233,99 @@ def _rnn_kernel(ins, attrs, ctx):
     return {"Out": out, "State": finals, "Reserve": reserve}
 
 
+# --- one step of each cell type, backward ----------------------------------------------------------
+# Each reads the saved planes of the step and dh (the gradient of the new h), updates dc (LSTM:
+# the gradient of the state c, in place, to that of c_{t-1}), writes the pre-activation gate
+# gradients into gx (input side) and gh (hidden side; the same array but for GRU), and returns
+# the part of the gradient of h_{t-1} that does not go through w_hh.
+def _lstm_step_grad(planes, dh, dc, gx, gh, relu, work):
+    h = dh.shape[1]
+    stored = planes[:, :4 * h].reshape(-1, 4, h).transpose(1, 0, 2)  # gate-major views, as the forward
+    i, f, g, o = stored
+    tanh_c, c_prev = planes[:, 4 * h:5 * h], planes[:, 6 * h:]
+    slope, coef = (w.reshape(4, -1, h) for w in work)                 # [4, B, H] scratch, contiguous
+    np.subtract(1, stored, out=slope)                                 # y (1 - y) for i, f, o
+    slope *= stored
+    np.multiply(g, g, out=slope[2])                                   # 1 - g^2 for g
+    np.subtract(1, slope[2], out=slope[2])
+    t = np.multiply(tanh_c, tanh_c, out=coef[0])
+    np.subtract(1, t, out=t)
+    t *= o
+    t *= dh
+    dc += t                                                           # dc of c_t: state + through h
+    np.multiply(dc, g, out=coef[0])                                   # c = f c_prev + i g, h = o tanh(c)
+    np.multiply(dc, c_prev, out=coef[1])
+    np.multiply(dc, i, out=coef[2])
+    np.multiply(dh, tanh_c, out=coef[3])
+    slope *= coef
+    gx.reshape(-1, 4, h).transpose(1, 0, 2)[...] = slope
+    dc *= f                                                           # dc of c_{t-1}
+    return None
+
+
+def _gru_step_grad(planes, dh, dc, gx, gh, relu, work):
+    h = dh.shape[1]
+    r, z, cand = planes[:, :h], planes[:, h:2 * h], planes[:, 2 * h:3 * h]
+    hc, h_prev = planes[:, 3 * h:4 * h], planes[:, 4 * h:]
+    _times_dsigmoid(dh * (h_prev - cand), z, gx[:, h:2 * h])          # through z
+    dcand = gx[:, 2 * h:]
+    np.multiply(cand, cand, out=dcand)                                # through c: dh (1 - z) (1 - c^2)
+    np.subtract(1, dcand, out=dcand)
+    dcand *= dh
+    dcand *= 1 - z
+    np.multiply(dcand, r, out=gh[:, 2 * h:])                          # through hc
+    _times_dsigmoid(dcand * hc, r, gx[:, :h])                         # through r
+    gh[:, :2 * h] = gx[:, :2 * h]
+    return dh * z
+
+
+def _elman_step_grad(planes, dh, dc, gx, gh, relu, work):
+    h = dh.shape[1]
+    new = planes[:, :h]
+    if relu:
+        np.multiply(dh, new > 0, out=gx)
+    else:
+        np.multiply(new, new, out=gx)
+        np.subtract(1, gx, out=gx)
+        gx *= dh
+    return None
+
+
+STEP_GRAD = {"LSTM": _lstm_step_grad, "GRU": _gru_step_grad, "RNN_TANH": _elman_step_grad,
+             "RNN_RELU": _elman_step_grad}
+
+
 def _cell_backward(geo, cell, dout, dfinal, w_hh, outside, reverse, time_major):
     """The pre-activation gate gradients of all steps (gx, gh; native layout) and the gradients of
     the initial states, from the gradients of the outputs ``dout`` (native view or None) and of the
-    final states ``dfinal``; pieces of the batch as the forward."""
+    final states ``dfinal``."""
     shape = cell.shape[:2] + (geo.gate_width,)
     gx = np.empty(shape, cell.dtype)
     gh = np.empty(shape, cell.dtype) if geo.mode == "GRU" else gx
     planes, gx_t, gh_t = (_time_major(a, time_major) for a in (cell, gx, gh))
     douts = None if dout is None else _time_major(dout, time_major)
     carry = [np.array(d, copy=True) for d in dfinal]                  # gradients of the states after step t
-
-    def piece(start, stop):
-        rows = slice(start, stop)
-        gx_piece = gx_t[:, rows]
-        _recur_backward(geo, planes[:, rows], None if douts is None else douts[:, rows], [c[rows] for c in carry],
-                        gx_piece, gx_piece if gh is gx else gh_t[:, rows], w_hh, _piece_rows(outside, start, stop),
-                        reverse)
-    _on_batch_pieces(piece, geo, planes.shape[1])
-    return gx, gh, carry
-
-
-def _recur_backward(geo, planes, douts, carry, gx_t, gh_t, w_hh, outside, reverse):
-    """The steps of one cell in reverse over time-major views; ``carry`` (the states' gradients,
-    [B, H] views) is updated in place to the gradients of the initial states."""
     dc = carry[1] if len(carry) > 1 else None
     steps = list(range(planes.shape[0]))
     step_grad, relu = STEP_GRAD[geo.mode], geo.mode == "RNN_RELU"
-    work = [np.empty((planes.shape[1], geo.gate_width), planes.dtype) for _ in range(2)]
-    dh_state = carry[0]
+    work = [np.empty((planes.shape[1], geo.gate_width), cell.dtype) for _ in range(2)]
     for t in (steps if reverse else steps[::-1]):
-        dh = dh_state if douts is None else dh_state + douts[t]
+        dh = carry[0] if douts is None else carry[0] + douts[t]
         rows = outside[t]
         if rows is not None:
-            kept = [dh_state[rows]] + ([dc[rows]] if dc is not None else [])
+            kept = [c[rows] for c in carry]
         direct = step_grad(planes[t], dh, dc, gx_t[t], gh_t[t], relu, work)
         if rows is not None:
             gx_t[t][rows] = 0
-            if gh_t is not gx_t:
+            if gh is not gx:
                 gh_t[t][rows] = 0
-        dh_state = np.matmul(gh_t[t], w_hh)
+        carry[0] = np.matmul(gh_t[t], w_hh)
         if direct is not None:
-            dh_state += direct
+            carry[0] += direct
         if rows is not None:
-            for c, k in zip([dh_state] + ([dc] if dc is not None else []), kept):
+            for c, k in zip(carry, kept):
                 c[rows] = k
-    carry[0][...] = dh_state
+    return gx, gh, carry
 
 
 def _rnn_grad_kernel(ins, attrs, ctx):
