@@ -38,6 +38,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from . import gemm, parallel
 
 BLOCK_BYTES = 1 << 18   # columns per block of samples in the forward (measured: 256-512 KiB best)
+COPY_BLOCK_BYTES = 1 << 15   # source bytes per block of col2im's final transpose (measured: 16-40 KiB)
 
 
 def split_range(fn, size, elements):
@@ -198,8 +199,14 @@ def col2im_batch_last(dcols, hw, strides, pads, dilations):
     split_range(scatter, c, padded.size)
     inner = padded[:, top:top + h, left:left + w].transpose(3, 0, 1, 2)
     dx = np.empty(inner.shape, dcols.dtype)
+    rows = max(1, COPY_BLOCK_BYTES // (w * n * dcols.itemsize))
 
     def transpose(start, stop):
-        dx[start:stop] = inner[start:stop]
-    split_range(transpose, n, dx.size)
+        # channel by channel, a block of rows at a time: each block's strided reads stay in cache
+        # (one copy of the whole transposed view walked all of it for every output row: 3.1 ->
+        # 0.6 ms on LeNet's second conv, 1.5 -> 0.4 ms on the ResNet block's)
+        for ch in range(start, stop):
+            for row in range(0, h, rows):
+                dx[:, ch, row:row + rows] = inner[:, ch, row:row + rows]
+    split_range(transpose, c, dx.size)
     return dx

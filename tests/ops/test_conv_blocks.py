@@ -126,3 +126,14 @@ def test_filter_gradient_is_c_contiguous():
     x, w = RNG.standard_normal((2, 8, 4, 4)), RNG.standard_normal((16, 8, 3, 3))
     _, grads = _conv(x, w, {"paddings": [1, 1]}, [grad_slot("Filter")])
     assert grads[grad_slot("Filter")].flags.c_contiguous
+
+
+@pytest.mark.parametrize("attrs", [{}, {"paddings": [1, 2, 0, 1], "strides": [2, 1]}])
+def test_col2im_transposes_in_row_blocks_with_the_same_bits(monkeypatch, attrs):
+    """col2im's final [C, H, W, N] -> [N, C, H, W] copy runs a block of rows at a time: blocks of one
+    row give the bits of one block a channel."""
+    x, w = RNG.standard_normal((3, 4, 7, 6)), RNG.standard_normal((5, 4, 3, 3))
+    _, whole = _conv(x, w, attrs, [grad_slot("Input")])
+    monkeypatch.setattr(conv_gemm, "COPY_BLOCK_BYTES", 1)
+    _, rows = _conv(x, w, attrs, [grad_slot("Input")])
+    assert whole[grad_slot("Input")].tobytes() == rows[grad_slot("Input")].tobytes()
