@@ -17,9 +17,10 @@ windows to the input and share the ``exclusive`` divisor.
 
 Gradients: ``conv2d_grad``/``depthwise_conv2d_grad`` build the columns again (Filter@GRAD is one
 matmul with them); Input@GRAD is a forward convolution with flipped filters at stride 1 where
-that costs no more, else Filter^T @ Output@GRAD scattered back by ``col2im_batch_last``.  ``pool2d_grad``: average pooling is separable (two matmuls with 0/1 window matrices);
-max pooling sends each output's gradient to the first maximum of its window in row-major order,
-the reference CPU kernel's rule for ties (overlapping windows add up).
+that costs no more, else Filter^T @ Output@GRAD scattered back by ``col2im_batch_last``.
+``pool2d_grad``: average pooling is separable (two matmuls with 0/1 window matrices); max pooling
+sends each output's gradient to the first maximum of its window in row-major order, the
+reference CPU kernel's rule for ties (overlapping windows add up).
 """
 from __future__ import annotations
 

@@ -199,7 +199,7 @@ def col2im_batch_last(dcols, hw, strides, pads, dilations):
     split_range(scatter, c, padded.size)
     inner = padded[:, top:top + h, left:left + w].transpose(3, 0, 1, 2)
     dx = np.empty(inner.shape, dcols.dtype)
-    rows = max(1, COPY_BLOCK_BYTES // (w * n * dcols.itemsize))
+    rows = max(1, COPY_BLOCK_BYTES // max(1, w * n * dcols.itemsize))
 
     def transpose(start, stop):
         # channel by channel, a block of rows at a time: each block's strided reads stay in cache

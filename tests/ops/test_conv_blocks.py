@@ -137,3 +137,11 @@ def test_col2im_transposes_in_row_blocks_with_the_same_bits(monkeypatch, attrs):
     monkeypatch.setattr(conv_gemm, "COPY_BLOCK_BYTES", 1)
     _, rows = _conv(x, w, attrs, [grad_slot("Input")])
     assert whole[grad_slot("Input")].tobytes() == rows[grad_slot("Input")].tobytes()
+
+
+@pytest.mark.parametrize("attrs", [{}, {"paddings": [1, 1]}, {"strides": [2, 2]}])
+def test_an_empty_batch_gives_empty_outputs_and_gradients(attrs):
+    x, w = np.zeros((0, 3, 6, 6)), RNG.standard_normal((4, 3, 3, 3))
+    out, grads = _conv(x, w, attrs, [grad_slot("Input"), grad_slot("Filter")])
+    assert out.shape[0] == 0 and grads[grad_slot("Input")].shape == x.shape
+    assert np.array_equal(grads[grad_slot("Filter")], np.zeros(w.shape))
