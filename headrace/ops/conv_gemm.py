@@ -91,7 +91,8 @@ def columns_per_sample(x, ksize, strides, pads, dilations, groups):
 
 
 def _copied(win):
-    """A contiguous copy of the window view [N, C, kh, kw, OH, OW], pieces of samples on threads."""
+    """A contiguous copy of the view ``win``, pieces of its first axis on threads (element-wise:
+    the same bits for any thread count)."""
     cols = np.empty(win.shape, win.dtype)
 
     def piece(start, stop):
@@ -159,11 +160,7 @@ def columns_batch_last(x, ksize, strides, pads, dilations, groups):
     xp, inner = _padded(xt.shape, 1, pads, x.dtype)
     split_range(lambda s, e: _fill_padded(xp, inner, xt, s, e), xt.shape[0], xp.size)
     win = _window_view(xp, 1, ksize, strides, dilations).transpose(0, 4, 5, 1, 2, 3)  # [C, kh, kw, OH, OW, N]
-    cols = np.empty(win.shape, x.dtype)
-
-    def piece(start, stop):
-        cols[start:stop] = win[start:stop]
-    split_range(piece, cols.shape[0], cols.size)
+    cols = _copied(win)
     c, kh, kw = cols.shape[:3]
     return cols.reshape(groups, c // groups * kh * kw, -1)
 
@@ -171,13 +168,7 @@ def columns_batch_last(x, ksize, strides, pads, dilations, groups):
 def batch_last(y):
     """NCHW ``y`` [N, M, OH, OW] as a contiguous [M, OH*OW*N] (the gradients' layout)."""
     n, m, oh, ow = y.shape
-    yt = y.transpose(1, 2, 3, 0)
-    out = np.empty(yt.shape, y.dtype)
-
-    def piece(start, stop):
-        out[start:stop] = yt[start:stop]
-    split_range(piece, m, out.size)
-    return out.reshape(m, oh * ow * n)
+    return _copied(y.transpose(1, 2, 3, 0)).reshape(m, oh * ow * n)
 
 
 def col2im_batch_last(dcols, hw, strides, pads, dilations):

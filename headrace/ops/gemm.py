@@ -164,15 +164,11 @@ def matmul(a, b, out=None):
     elif np.may_share_memory(out, a) or np.may_share_memory(out, b):
         return np.matmul(a, b, out=out)   # NumPy copies an overlapping operand first
     pieces = _pieces(a, b, out) if macs >= SPLIT_MACS and parallel.num_threads() > 1 else None
-    token = _Token()
-    try:
-        _enter(token)
+    with blas_on_one_thread():
         if pieces is None:
             np.matmul(a, b, out=out)
         else:
             parallel.run_pieces(_piece, pieces)
-    finally:
-        _leave(token)
     return out
 
 
