@@ -3,7 +3,7 @@
 Every op here may overwrite its input (``inplace={"Out": "X"}``).  Inputs are float32/float64
 (``abs`` and ``square`` also take int32/int64).  Kernels stay in the input's dtype, except that
 ``gelu`` (forward and gradient) evaluates in float64 and rounds once (float32 input: with
-``special.normal_cdf``, chunk by chunk so that the float64 temporaries stay in cache).
+``special.normal_tail``, chunk by chunk in float64 scratch arrays that stay in cache).
 
 Gradients: each op's ``<type>_grad`` follows it and reads ``Out@GRAD`` plus either ``Out``
 (relu, sigmoid, tanh, exp, sqrt, softmax: the derivative is a function of the output, so X may
@@ -30,7 +30,7 @@ from .kernel import store
 from . import parallel
 from .parallel import chunked
 from .registry import register
-from .special import erfc, normal_cdf
+from .special import erfc, normal_cdf, normal_tail
 
 FLOATS = (float32, float64)
 NUMBERS = (float32, float64, int32, int64)
@@ -179,59 +179,65 @@ _register_unary("tanh", lambda x, attrs, buf: np.tanh(x, out=buf), "Out = tanh(X
 _SQRT_2 = math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _ONE_OVER_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SQRT_HALF = math.sqrt(0.5)
 
 
-_CHUNK = 1 << 15   # elements per float64 chunk: a dozen temporaries of it fit in L2
+_CHUNK = 1 << 15   # elements per float64 chunk: the scratch arrays of it stay in L2
 
 
-def _float64_chunks(fn, out, *arrays):
-    """``out = fn(*arrays)`` with ``fn`` applied to float64 copies of ``_CHUNK``-element pieces,
-    held in scratch arrays allocated once (``fn`` may overwrite them; ``out`` may be one of
-    ``arrays``: each piece is read before it is written)."""
+def _float64_chunks(fn, scratch, out, *arrays):
+    """``fn(*array_pieces, out_piece, *scratch_pieces)`` over ``_CHUNK``-element pieces of the
+    flat arrays, with ``scratch`` float64 arrays allocated once (``out`` may be one of ``arrays``:
+    ``fn`` reads each piece before it writes it)."""
     flat_out, flats = out.reshape(-1), [a.reshape(-1) for a in arrays]
-    scratch = [np.empty(min(_CHUNK, flat_out.size)) for _ in arrays]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for start in range(0, flat_out.size, _CHUNK):
-            piece = slice(start, start + _CHUNK)
-            ins = [w[:flat_out[piece].size] for w in scratch]
-            for w, f in zip(ins, flats):
-                np.copyto(w, f[piece])
-            np.copyto(flat_out[piece], fn(*ins), casting="same_kind")
+    size = flat_out.size
+    work = [np.empty(min(_CHUNK, size)) for _ in range(scratch)]
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        for start in range(0, size, _CHUNK):
+            stop = min(start + _CHUNK, size)
+            fn(*[f[start:stop] for f in flats], flat_out[start:stop], *[w[:stop - start] for w in work])
     return out
 
 
-def _gelu32(x64):
-    out = normal_cdf(x64)
-    out *= x64
-    return out
+def _gelu32(x, out, a, u, p):
+    """out = x Phi(x) = relu(x) - |x| Phi(-|x|) for float32 x, in float64 (scratch a, u, p) and
+    rounded once; Phi(-|x|) has no 1 - erf cancellation (``special.normal_tail``)."""
+    np.abs(x, out=a)
+    a *= _SQRT_HALF
+    normal_tail(a, u, p, times_abs=True)      # |x| Phi(-|x|)
+    if not x.max() < np.inf:                  # +inf (or nan): |x| Phi(-|x|) = inf * 0 -> 0
+        p[x == np.inf] = 0.0
+    np.maximum(x, 0.0, out=out)               # relu(x), the last read of x (out may be x)
+    np.subtract(out, p, out=out)
 
 
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 
 
-def _gelu32_grad_from_out(x64, out64, dout64):
-    """(Phi(x) + x phi(x)) dOut with Phi(x) = Out / x: Out is x Phi(x) rounded once to float32, so
-    the quotient is Phi to float32 accuracy wherever Out is a normal float32; elsewhere (x = 0,
-    tiny |x|, the far left tail) Phi is computed again."""
-    again = np.abs(out64) < _FLOAT32_TINY
-    cdf = np.divide(out64, x64, out=out64)
-    if again.any():
+def _gelu32_grad_from_out(x, out, dout, dx, x64, cdf, d):
+    """dx = (Phi(x) + x phi(x)) dOut with Phi(x) = Out / x: Out is x Phi(x) rounded once to
+    float32, so the quotient is Phi to float32 accuracy wherever Out is a normal float32;
+    elsewhere (x = 0, tiny |x|, the far left tail) Phi is computed again.  Scratch: x64, cdf, d."""
+    np.copyto(x64, x)
+    np.divide(out, x64, out=cdf)
+    tiny = np.abs(out, out=d.view(np.float32)[:out.size])
+    if not tiny.min() >= _FLOAT32_TINY:      # (a nan in Out too)
+        again = tiny < _FLOAT32_TINY
         cdf[again] = normal_cdf(x64[again])
-    d = x64 * x64
+    np.square(x64, out=d)
     d *= -0.5
     np.exp(d, out=d)
-    d *= _ONE_OVER_SQRT_2PI        # phi(x)
     d *= x64
+    d *= _ONE_OVER_SQRT_2PI        # x phi(x)
     d += cdf
-    d *= dout64
-    return d
+    np.multiply(d, dout, out=dx)
 
 
 def _gelu(x, attrs, buf):
     """Exact: x * Phi(x) = 0.5 x erfc(-x / sqrt 2) (erfc keeps the left tail accurate).
     approximate=True: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))."""
     if x.dtype == np.float32 and not attrs["approximate"]:
-        return _float64_chunks(_gelu32, np.empty(x.shape, x.dtype) if buf is None else buf, x)
+        return _float64_chunks(_gelu32, 3, np.empty(x.shape, x.dtype) if buf is None else buf, x)
     x64 = x.astype(np.float64)
     if attrs["approximate"]:
         inner = _SQRT_2_OVER_PI * x64 * (1.0 + 0.044715 * x64 * x64)
@@ -276,9 +282,9 @@ def _gelu_grad_kernel(ins, attrs, ctx):
     if x.dtype == np.float32 and not attrs["approximate"]:
         forward = ins.get("Out")
         if forward is None:   # a program built without it (optional slot): the forward again, same bits
-            forward = _float64_chunks(_gelu32, np.empty(x.shape, x.dtype), x)
+            forward = _float64_chunks(_gelu32, 3, np.empty(x.shape, x.dtype), x)
         out = np.empty(x.shape, x.dtype) if buf is None else buf   # pieces on several threads:
-        return {DX: chunked(lambda *parts: _float64_chunks(_gelu32_grad_from_out, parts[-1], *parts[:-1]),
+        return {DX: chunked(lambda *parts: _float64_chunks(_gelu32_grad_from_out, 3, parts[-1], *parts[:-1]),
                             out, x, forward, dout)}
     return {DX: np.asarray(_gelu_grad(x, dout, attrs, buf))}
 

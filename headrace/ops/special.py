@@ -18,6 +18,8 @@ has the input's floating dtype (float64 for integer input).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 _THRESH = 0.46875
@@ -122,43 +124,54 @@ def erfc(x) -> np.ndarray:
 
 
 # --- the standard normal CDF to float32 accuracy, fast -------------------------------------------
-# erfc(a) = t * exp(-a**2 + P(t)), t = 2 / (2 + a), a >= 0: P fitted by scripts/fit_erfc.py (least
-# squares on Chebyshev nodes; |P - log(erfc(a) / t) - a**2| <= 5.9e-9 on all of a >= 0, so erfc's
-# relative error is <= 6e-9, a tenth of float32's half-ulp 6e-8).  One formula for every a: no masks.
-_ERFC_P = (-1.26551211774801420e+00, 9.99998046882542013e-01, 3.75109829865705180e-01,
-           8.09193238445394813e-02, -5.86006393433512185e-02, -3.25489893092310856e-01,
-           6.66511692828384739e-01, -2.01102777354956519e+00, 3.64260452060526996e+00,
-           -3.50588741466699760e+00, 1.85398006796808623e+00, -5.07375328325599728e-01,
-           5.47696807976207831e-02)
+# erfc(a) = t * exp(-a**2 + P(t)), t = k / (k + a), a >= 0, k = 2.05: P (degree 11) fitted by
+# scripts/fit_erfc.py (least squares on Chebyshev nodes; |P - log(erfc(a) / t) - a**2| <= 5.9e-9 on
+# all of a >= 0, so erfc's relative error is <= 6e-9, a tenth of float32's half-ulp 6e-8).
+_ERFC_K = 2.05
+_ERFC_P = (-1.29020473089933208e+00, 9.99998243202674164e-01, 3.81121306028908757e-01,
+           9.32471527691028229e-02, -4.77684110164781905e-02, -2.89055161452896114e-01,
+           5.31966574391713909e-01, -1.60882189750212090e+00, 2.73901545725692852e+00,
+           -2.33268015054817202e+00, 9.95503399217932849e-01, -1.72321786453484477e-01)
+# Evaluated in u = s t, s = |c11| ** (1 / 11), as Q(u) = P(u / s) = -u**11 + q10 u**10 + ... + q0:
+# Horner starts with one pass (q10 - u), and the factor t / 2 = u / (2 s) (times sqrt 2 for
+# |x| Phi(-|x|) = sqrt 2 a erfc(a) / 2) joins the exponent's constant term.
+_ERFC_S = abs(_ERFC_P[-1]) ** (1.0 / (len(_ERFC_P) - 1))
+_ERFC_Q = tuple(c / _ERFC_S ** i for i, c in enumerate(_ERFC_P))
+_ERFC_Q0 = {False: _ERFC_Q[0] - math.log(2.0 * _ERFC_S), True: _ERFC_Q[0] - math.log(math.sqrt(2.0) * _ERFC_S)}
 _SQRT_HALF = 0.70710678118654752440
+
+
+def normal_tail(a, u, p, times_abs=False):
+    """p = Phi(-|x|) (times |x| with ``times_abs``) from a = |x| / sqrt 2, in place: a, u, p are
+    float64 arrays of one shape; a ends as x**2 / 2, u as scratch.  Phi(-|x|) = erfc(a) / 2 has a
+    relative error <= 1e-8 everywhere (no 1 - erf cancellation in the tail).  One pass over memory
+    a step, no masks and no temporaries; |x| = inf gives nan with ``times_abs`` (0 * inf)."""
+    np.add(a, _ERFC_K, out=u)
+    np.divide(_ERFC_S * _ERFC_K, u, out=u)         # u = s t
+    np.subtract(_ERFC_Q[-2], u, out=p)             # Horner on Q, leading coefficient -1
+    for c in _ERFC_Q[-3:0:-1]:
+        p *= u
+        p += c
+    p *= u
+    p += _ERFC_Q0[times_abs]
+    if times_abs:
+        u *= a
+    np.square(a, out=a)
+    p -= a
+    np.exp(p, out=p)                          # exp(Q(u) - a**2 + log(1 / (2 s)) [+ log(sqrt 2)])
+    p *= u
+    return p
 
 
 def normal_cdf(x, density=False):
     """Phi(x) = erfc(-x / sqrt 2) / 2 for float64 ``x``, relative error <= 1e-8 everywhere (the
     left tail included: no 1 + erf cancellation); float64 arithmetic, so a float32 rounding of it
     is correctly rounded but for rare ties.  With ``density``, also exp(-x**2 / 2) (the normal
-    density times sqrt(2 pi)), which the formula computes on the way.  Every step is one pass
-    over memory, without masks (a masked ufunc costs ten plain passes)."""
+    density times sqrt(2 pi)), which the formula computes on the way (``normal_tail``)."""
     a = np.abs(x)
     a *= _SQRT_HALF
-    t = a + 2.0
-    np.divide(2.0, t, out=t)
-    p = t * _ERFC_P[-1]
-    for c in _ERFC_P[-2:0:-1]:    # Horner
-        p += c
-        p *= t
-    p += _ERFC_P[0]
-    a *= a                        # a**2 = x**2 / 2
-    if density:
-        np.negative(a, out=a)
-        g = np.exp(a)             # exp(-x**2 / 2)
-        half_erfc = np.exp(p, out=p)
-        half_erfc *= g
-    else:
-        p -= a
-        half_erfc, g = np.exp(p, out=p), None
-    half_erfc *= t
-    half_erfc *= 0.5              # h = erfc(|x| / sqrt 2) / 2 = Phi(-|x|)
+    half_erfc = normal_tail(a, np.empty_like(a), np.empty_like(a))   # h = Phi(-|x|); a = x**2 / 2
+    g = np.exp(np.negative(a, out=a), out=a) if density else None
     np.copysign(half_erfc, x, out=half_erfc)
     np.subtract(~np.signbit(x), half_erfc, out=half_erfc)   # 1 - h where x's sign is +, 0 + h where -
     return (half_erfc, g) if density else half_erfc

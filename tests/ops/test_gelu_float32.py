@@ -1,10 +1,11 @@
-"""Exact gelu on float32 (``special.normal_cdf`` in float64 chunks): against math.erfc, one
+"""Exact gelu on float32 (``special.normal_tail`` in float64 chunks): against math.erfc, one
 correctly rounded float32 value at a time, over the whole range, in place and across chunks."""
 import math
 
 import numpy as np
 import pytest
 
+from headrace.ops import activation
 from headrace.ops.activation import _CHUNK
 from headrace.ops.gradrule import grad_slot
 from headrace.ops.kernel import KernelContext, context
@@ -99,3 +100,27 @@ def test_float32_gelu_gradient_without_out_is_bit_identical():
     with_out = kernel({"X": x, "Out": _gelu(x), DOUT: dout}, EXACT, context([DX]))[DX]
     without = kernel({"X": x, DOUT: dout}, EXACT, context([DX]))[DX]
     np.testing.assert_array_equal(without, with_out)
+
+
+@pytest.mark.parametrize("op", ["gelu", "gelu_grad"])
+@pytest.mark.parametrize("chunk", [64, 777, 4096])
+def test_float32_gelu_does_not_depend_on_the_chunk_length(op, chunk, monkeypatch):
+    """Each element goes through the same passes whatever the float64 chunk it lands in (full
+    chunks, a ragged last one, SIMD tails at any offset): the bits of the default chunk length."""
+    x = np.concatenate([_points(n=5000, seed=10), np.array([np.inf, -np.inf, np.nan, 0.0, -0.0], np.float32)])
+    opdef = lookup(op)
+    out_slot, reads = ("Out", {"X": x}) if op == "gelu" else (DX, {"X": x, "Out": _gelu(x), DOUT: x * 0.5})
+    want = opdef.kernel(dict(reads), EXACT, context([out_slot]))[out_slot]
+    monkeypatch.setattr(activation, "_CHUNK", chunk)
+    got = opdef.kernel(dict(reads), EXACT, context([out_slot]))[out_slot]
+    assert got.tobytes() == want.tobytes()
+
+
+def test_float32_gelu_special_values():
+    """inf, nan and signed zeros: gelu(inf) = inf (not inf * 0), gelu(-inf) = nan as x Phi(x);
+    the gradient is 1/2 at both zeros (Phi computed again where Out is 0) and nan where Out is."""
+    x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-45, -1e-45, -20.0, 3e38, -3e38], np.float32)
+    out = _gelu(x)
+    np.testing.assert_array_equal(out, np.array([np.inf, np.nan, np.nan, 0.0, 0.0, 1e-45, 0.0, 0.0, 3e38, 0.0], np.float32))
+    grad = lookup("gelu_grad").kernel({"X": x, "Out": out, DOUT: np.ones_like(x)}, EXACT, context([DX]))[DX]
+    np.testing.assert_array_equal(grad, np.array([np.nan, np.nan, np.nan, 0.5, 0.5, 0.5, 0.5, 0.0, 1.0, 0.0], np.float32))
