@@ -207,8 +207,9 @@ def _gelu32(x, out, a, u, p):
     normal_tail(a, u, p, times_abs=True)      # |x| Phi(-|x|)
     if not x.max() < np.inf:                  # +inf (or nan): |x| Phi(-|x|) = inf * 0 -> 0
         p[x == np.inf] = 0.0
-    np.maximum(x, 0.0, out=out)               # relu(x), the last read of x (out may be x)
-    np.subtract(out, p, out=out)
+    np.maximum(x, 0.0, out=u)                 # relu(x), the last read of x (out may be x)
+    u -= p
+    np.copyto(out, u, casting="same_kind")    # (float64 passes and a copy beat one mixed-type pass)
 
 
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
@@ -230,7 +231,9 @@ def _gelu32_grad_from_out(x, out, dout, dx, x64, cdf, d):
     d *= x64
     d *= _ONE_OVER_SQRT_2PI        # x phi(x)
     d += cdf
-    np.multiply(d, dout, out=dx)
+    np.copyto(x64, dout)
+    d *= x64
+    np.copyto(dx, d, casting="same_kind")
 
 
 def _gelu(x, attrs, buf):
