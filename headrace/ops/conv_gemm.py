@@ -108,10 +108,12 @@ def _copied(win):
     return cols
 
 
-def convolve(x, w, strides, pads, dilations, groups):
+def convolve(x, w, strides, pads, dilations, groups, bias=None):
     """[N, M, OH, OW]: the cross-correlation of NCHW ``x`` with ``w`` [M, C/g, kh, kw], by blocks
     of samples (module doc).  With fewer blocks than threads (a batch of one), all columns are
-    built first and each product is split over the threads instead (``gemm.matmul``)."""
+    built first and each product is split over the threads instead (``gemm.matmul``).  ``bias``
+    ([M] or None) is added to each block while it is in cache: the sum elementwise_add(axis=1)
+    of the result and ``bias`` would give, bit for bit."""
     n, c = x.shape[:2]
     m, cg, kh, kw = w.shape
     xp = _padded_input(x, pads)
@@ -122,21 +124,29 @@ def convolve(x, w, strides, pads, dilations, groups):
     side_by_side = _samples_per_product(oh * ow, sample_bytes)
     size = side_by_side if side_by_side > 1 else max(1, BLOCK_BYTES // sample_bytes)
     blocks = [(start, min(start + size, n)) for start in range(0, n, size)]
+    per_channel = None if bias is None else bias.reshape(groups, m // groups, 1)
     if side_by_side == 1 and parallel.num_threads() > max(1, len(blocks)):
         cols = _copied(win).reshape(n, groups, cg * kh * kw, oh * ow)
-        return gemm.matmul(filters, cols).reshape(n, m, oh, ow)
+        out = gemm.matmul(filters, cols)
+        if per_channel is not None:
+            out += per_channel
+        return out.reshape(n, m, oh, ow)
     out = np.empty((n, groups, m // groups, oh * ow), np.result_type(x, w))
 
     def block(start, stop):
         cols = np.empty((stop - start,) + win.shape[1:], x.dtype)
         cols[...] = win[start:stop]
         np.matmul(filters, cols.reshape(stop - start, groups, cg * kh * kw, oh * ow), out=out[start:stop])
+        if per_channel is not None:
+            out[start:stop] += per_channel
 
     def block_side_by_side(start, stop):   # columns [g, C/g*kh*kw, B*OH*OW]: one wider product
         cols = np.empty(win.shape[1:4] + (stop - start,) + win.shape[4:], x.dtype)
         cols[...] = win[start:stop].transpose(1, 2, 3, 0, 4, 5)
         product = np.matmul(filters, cols.reshape(groups, cg * kh * kw, -1))
         out[start:stop] = product.reshape(groups, m // groups, stop - start, oh * ow).transpose(2, 0, 1, 3)
+        if per_channel is not None:
+            out[start:stop] += per_channel
     work = block if side_by_side == 1 else block_side_by_side
     with gemm.blas_on_one_thread():
         if len(blocks) > 1 and parallel.num_threads() > 1:
