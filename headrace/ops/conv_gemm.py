@@ -41,23 +41,12 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from . import gemm, parallel
+from .parallel import split_range
 
 BLOCK_BYTES = 1 << 18   # columns per block of samples in the forward (measured: 256-512 KiB best)
 PRODUCT_COLUMNS = 1024   # the forward's products have at least about this many columns (``_samples_per_product``)
 PRODUCT_BYTES = 1 << 20   # ... while their columns stay within this many bytes
 COPY_BLOCK_BYTES = 1 << 15   # source bytes per block of col2im's final transpose (measured: 16-40 KiB)
-
-
-def split_range(fn, size, elements):
-    """``fn(start, stop)`` over contiguous pieces of ``range(size)`` covering it, on up to
-    ``parallel.num_threads()`` threads when ``elements`` (the work's size) is worth it (pieces
-    of at least ``parallel.MIN_ELEMENTS``, up to ``PIECES_PER_THREAD`` per thread, as ``chunked``)."""
-    threads = parallel.num_threads()
-    count = min(threads * parallel.PIECES_PER_THREAD, elements // parallel.MIN_ELEMENTS, size)
-    if threads < 2 or count <= 1:
-        fn(0, size)
-        return
-    parallel.run_pieces(fn, gemm.bounds(size, count))
 
 
 def _window_view(x, h_axis, ksize, strides, dilations):
