@@ -34,18 +34,22 @@ def f_of_t(t, k):
     return np.array(out)
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--degree", type=int, default=11)
-    parser.add_argument("--scale", type=float, default=2.05)
-    args = parser.parse_args()
-    degree, k = args.degree, args.scale
+def fit(degree, k):
+    """P's power-basis coefficients (constant first) and the largest |P - f| on a fine grid."""
     n = 4000
     nodes = 0.5 * (1 - np.cos(np.pi * (np.arange(n) + 0.5) / n))
     cheb = chebyshev.chebfit(2 * nodes - 1, f_of_t(nodes, k), degree)
     in_t = polynomial.Polynomial(chebyshev.cheb2poly(cheb))(polynomial.Polynomial([-1.0, 2.0])).coef
     grid = np.linspace(1e-4, 1.0, 20001)
-    error = np.max(np.abs(polynomial.polyval(grid, in_t) - f_of_t(grid, k)))
+    return in_t, np.max(np.abs(polynomial.polyval(grid, in_t) - f_of_t(grid, k)))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--degree", type=int, default=11)
+    parser.add_argument("--scale", type=float, default=2.05)
+    args = parser.parse_args()
+    in_t, error = fit(args.degree, args.scale)
     print(",\n".join(f"{v:.17e}" for v in in_t))
     print(f"max |P - f| on [1e-4, 1]: {error:.3g}")
 

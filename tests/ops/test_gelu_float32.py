@@ -1,11 +1,13 @@
 """Exact gelu on float32 (``special.normal_tail`` in float64 chunks): against math.erfc, one
 correctly rounded float32 value at a time, over the whole range, in place and across chunks."""
+import importlib.util
 import math
+import pathlib
 
 import numpy as np
 import pytest
 
-from headrace.ops import activation
+from headrace.ops import activation, special
 from headrace.ops.activation import _CHUNK
 from headrace.ops.gradrule import grad_slot
 from headrace.ops.kernel import KernelContext, context
@@ -124,3 +126,15 @@ def test_float32_gelu_special_values():
     np.testing.assert_array_equal(out, np.array([np.inf, np.nan, np.nan, 0.0, 0.0, 1e-45, 0.0, 0.0, 3e38, 0.0], np.float32))
     grad = lookup("gelu_grad").kernel({"X": x, "Out": out, DOUT: np.ones_like(x)}, EXACT, context([DX]))[DX]
     np.testing.assert_array_equal(grad, np.array([np.nan, np.nan, np.nan, 0.5, 0.5, 0.5, 0.5, 0.0, 1.0, 0.0], np.float32))
+
+
+def test_the_fit_script_gives_the_coefficients_and_the_bound():
+    """scripts/fit_erfc.py derives normal_tail's polynomial (degree 11, scale k = 2.05): the same
+    constants to the printed digits, and a fit error below the 1e-8 the tests above rely on."""
+    path = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "fit_erfc.py"
+    spec = importlib.util.spec_from_file_location("fit_erfc", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    coefficients, error = module.fit(len(special._ERFC_P) - 1, special._ERFC_K)
+    assert [float(f"{c:.17e}") for c in coefficients] == list(special._ERFC_P)
+    assert error < 6e-9
