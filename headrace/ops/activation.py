@@ -182,7 +182,11 @@ _ONE_OVER_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _SQRT_HALF = math.sqrt(0.5)
 
 
-_CHUNK = 1 << 15   # elements per float64 chunk: the scratch arrays of it stay in L2
+# Elements per float64 chunk: the forward's three scratch arrays (1.5 MiB; the gradient's two and
+# its float32 pieces) stay in L2 (2 MiB a core).  At one thread 32K-64K cost the same; with two, a
+# NumPy call must run long enough for the other thread to take the GIL meanwhile (2 threads over
+# 1, measured: 0.95x at 16K, 1.3x at 32K, 1.6x at 64K; BENCHMARKS.md, sixth session: gelu).
+_CHUNK = 1 << 16
 
 
 def _float64_chunks(fn, scratch, out, *arrays):
@@ -213,23 +217,24 @@ def _gelu32(x, out, a, u, p):
 
 
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+_NORMAL_OUT = (-13.0, 2.0 ** -248)   # x >= -13 and x**2 >= 2**-248: |x Phi(x)| >= 2**-126 = tiny
 
 
-def _gelu32_grad_from_out(x, out, dout, dx, x64, cdf, d):
+def _gelu32_grad_from_out(x, out, dout, dx, x64, d):
     """dx = (Phi(x) + x phi(x)) dOut with Phi(x) = Out / x: Out is x Phi(x) rounded once to
     float32, so the quotient is Phi to float32 accuracy wherever Out is a normal float32;
-    elsewhere (x = 0, tiny |x|, the far left tail) Phi is computed again.  Scratch: x64, cdf, d."""
+    elsewhere (x = 0, tiny |x|, the far left tail) Phi is computed again.  Scratch: x64, d."""
     np.copyto(x64, x)
-    np.divide(out, x64, out=cdf)
-    tiny = np.abs(out, out=d.view(np.float32)[:out.size])
-    if not tiny.min() >= _FLOAT32_TINY:      # (a nan in Out too)
-        again = tiny < _FLOAT32_TINY
-        cdf[again] = normal_cdf(x64[again])
-    np.square(x64, out=d)
+    np.square(x64, out=d)                      # x**2, exact
+    normal = x.min() >= _NORMAL_OUT[0] and d.min() >= _NORMAL_OUT[1]   # (False for a nan)
     d *= -0.5
     np.exp(d, out=d)
     d *= x64
-    d *= _ONE_OVER_SQRT_2PI        # x phi(x)
+    d *= _ONE_OVER_SQRT_2PI                   # x phi(x)
+    cdf = np.divide(out, x64, out=x64)
+    if not normal:
+        again = np.abs(out) < _FLOAT32_TINY
+        cdf[again] = normal_cdf(x[again].astype(np.float64))
     d += cdf
     np.copyto(x64, dout)
     d *= x64
@@ -287,7 +292,7 @@ def _gelu_grad_kernel(ins, attrs, ctx):
         if forward is None:   # a program built without it (optional slot): the forward again, same bits
             forward = _float64_chunks(_gelu32, 3, np.empty(x.shape, x.dtype), x)
         out = np.empty(x.shape, x.dtype) if buf is None else buf   # pieces on several threads:
-        return {DX: chunked(lambda *parts: _float64_chunks(_gelu32_grad_from_out, 3, parts[-1], *parts[:-1]),
+        return {DX: chunked(lambda *parts: _float64_chunks(_gelu32_grad_from_out, 2, parts[-1], *parts[:-1]),
                             out, x, forward, dout)}
     return {DX: np.asarray(_gelu_grad(x, dout, attrs, buf))}
 

@@ -138,3 +138,16 @@ def test_the_fit_script_gives_the_coefficients_and_the_bound():
     coefficients, error = module.fit(len(special._ERFC_P) - 1, special._ERFC_K)
     assert [float(f"{c:.17e}") for c in coefficients] == list(special._ERFC_P)
     assert error < 6e-9
+
+
+def test_the_gradient_fast_path_bound_keeps_out_normal():
+    """gelu_grad skips the check of Out when every x >= -13 and |x| >= 2**-124: there x Phi(x)
+    is a normal float32 (its smallest magnitudes are at the ends: -13 and +-2**-124)."""
+    low, _ = activation._NORMAL_OUT
+    bits = np.arange(np.float32(-12.0).view(np.int32), np.float32(low).view(np.int32) + 1, dtype=np.int64)
+    exponents = np.random.default_rng(11).uniform(-124.0, 0.0, 20000)
+    small = (2.0 ** exponents).astype(np.float32)
+    x = np.concatenate([bits.astype(np.int32).view(np.float32), small, -small,
+                        np.array([2.0 ** -124, -2.0 ** -124], np.float32)])
+    assert x.min() == low and np.min(x.astype(np.float64) ** 2) >= activation._NORMAL_OUT[1]
+    assert np.abs(_gelu(x)).min() >= np.finfo(np.float32).tiny
