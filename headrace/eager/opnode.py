@@ -20,6 +20,7 @@ for the node's line is used (one per prepared op, call site and NaN-check level)
 from __future__ import annotations
 
 import operator
+import sys
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from ..core.callsite import text
 from ..core.errors import HeadraceError, is_wrapped, where
 from ..core.names import EMPTY_VAR_NAME, grad_name
 from ..ops.gradrule import GradMaker
+from ..ops.kernel import KernelContext
 from ..ops.registry import Meta, lookup, resolve_attrs
 from ..ops.step import CHECK_KERNELS, Step
 from . import tape
@@ -96,9 +98,32 @@ def _compile(grad_ops, saved_names, out_grad_names, in_grad_names):
             slots = tuple(-1 if n == EMPTY_VAR_NAME else index.setdefault(n, len(index)) for n in names)
             out_spec.append((slot, slots if many else slots[0], many))
         random_op = bool(opdef.random)
-        program.append((opdef, attrs, ctx, in_spec, tuple(out_spec), random_op, entry))
+        program.append([opdef, attrs, ctx, in_spec, tuple(out_spec), random_op, entry, None])
     results = tuple(index.setdefault(name, len(index)) for name in in_grad_names)
-    return tuple(program), results, len(index)
+    _plan_donations(program, range(len(saved_names), len(saved_names) + len(out_grad_names)), results)
+    return tuple(tuple(step) for step in program), results, len(index)
+
+
+def _plan_donations(program, out_grads, results):
+    """Mark the steps that may write their output into an output gradient they read, as the
+    static inplace pass hands Out@GRAD's buffer to X@GRAD: the op is registered ``buffers=True``
+    with ``inplace`` naming that input, no other step reads the gradient and the node does not
+    return it.  ``apply`` then donates the array if backward holds the only reference to it."""
+    readers = {}
+    for step in program:
+        for _, at, many in step[3]:
+            for i in at if many else (at,):
+                readers[i] = readers.get(i, 0) + 1
+    for step in program:
+        opdef, in_spec, out_spec = step[0], step[3], step[4]
+        if not opdef.buffers or not opdef.inplace:
+            continue
+        for out_slot, in_slot in opdef.inplace.items():
+            at = next((at for slot, at, many in in_spec if slot == in_slot and not many), None)
+            written = any(slot == out_slot and not many and i >= 0 for slot, i, many in out_spec)
+            if at in out_grads and readers[at] == 1 and at not in results and written:
+                step[7] = (out_slot, at)
+                break
 
 
 def make_plan(op_type, opdef, attrs, in_slots, out_slots, requires, floating, callsite) -> RecordPlan:
@@ -176,6 +201,20 @@ def grad_step(entry, op_type, callsite):
     return step
 
 
+def _exclusive_refcount() -> int:
+    """``sys.getrefcount`` of an output gradient in ``OpNode.apply`` when nothing but the backward
+    pass holds it: in the node's ``out_grads`` list and its ``values`` list, bound to a local
+    name (measured on this interpreter, as ``apply`` holds it)."""
+    out_grads = [np.empty(1)]
+    values = [] + out_grads
+    array = values[0]
+    return _refcount(array)
+
+
+_refcount = sys.getrefcount
+_EXCLUSIVE = _exclusive_refcount()
+
+
 class OpNode(tape.Node):
     """One forward op: its plan, the arrays its gradient ops read, the user's line."""
 
@@ -220,20 +259,28 @@ class OpNode(tape.Node):
                 meta = self.out_metas[at - len(saved)]
                 values[at] = np.zeros(meta.shape, meta.dtype)
             at += 1
+        grad = None                     # (a donation counts the references to a gradient)
         direct = not CHECK_KERNELS and flags._nan_inf is None
-        for opdef, attrs, ctx, in_spec, out_spec, random_op, entry in plan.program:
+        for opdef, attrs, ctx, in_spec, out_spec, random_op, entry, donate in plan.program:
+            buffers = None
+            if donate is not None:
+                array = values[donate[1]]
+                if type(array) is np.ndarray and array.base is None and _refcount(array) == _EXCLUSIVE \
+                        and array.flags.writeable:
+                    buffers = {donate[0]: array}
+                array = None
             ins = {}
             for slot, at, many in in_spec:
                 ins[slot] = [values[i] for i in at] if many else values[at]
             if direct and not random_op:
                 try:
-                    outs = opdef.kernel(ins, attrs, ctx)
+                    outs = opdef.kernel(ins, attrs, ctx if buffers is None else KernelContext(ctx.wanted, buffers))
                 except Exception as exc:
                     if is_wrapped(exc):
                         raise
                     raise grad_step(entry, plan.op_type, self.site).error(exc, ins) from exc
             else:
-                outs = grad_step(entry, plan.op_type, self.site).call(ins)
+                outs = grad_step(entry, plan.op_type, self.site).call(ins, buffers)
             for slot, at, many in out_spec:
                 if many:
                     for i, value in zip(at, outs[slot]):
@@ -304,3 +351,4 @@ def record(plan, tensors, outputs, callsite) -> None:
 
 
 _ONE_OUTPUT = (None,)   # the out_metas of a node of one output (see record)
+
