@@ -260,10 +260,11 @@ class OpNode(tape.Node):
                 values[at] = np.zeros(meta.shape, meta.dtype)
             at += 1
         grad = None                     # (a donation counts the references to a gradient)
-        direct = not CHECK_KERNELS and flags._nan_inf is None
+        checked = flags._nan_inf is not None   # (its report reads the inputs after the kernel: no donations)
+        direct = not CHECK_KERNELS and not checked
         for opdef, attrs, ctx, in_spec, out_spec, random_op, entry, donate in plan.program:
             buffers = None
-            if donate is not None:
+            if donate is not None and not checked:
                 array = values[donate[1]]
                 if type(array) is np.ndarray and array.base is None and _refcount(array) == _EXCLUSIVE \
                         and array.flags.writeable:
