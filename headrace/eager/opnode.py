@@ -201,14 +201,21 @@ def grad_step(entry, op_type, callsite):
     return step
 
 
+def _donatable(values, at) -> bool:
+    """Whether ``values[at]``, an output gradient in ``OpNode.apply``, owns its memory and is held
+    by nothing but the backward pass: the node's ``out_grads`` list and its ``values`` list.  The
+    array is never bound to a local name here or in the calibration (``_EXCLUSIVE``), so a tracer
+    keeping a snapshot of frame locals cannot make the two counts differ; anything holding the
+    array raises its count (no donation)."""
+    return type(values[at]) is np.ndarray and values[at].base is None and values[at].flags.writeable \
+        and _refcount(values[at]) == _EXCLUSIVE
+
+
 def _exclusive_refcount() -> int:
-    """``sys.getrefcount`` of an output gradient in ``OpNode.apply`` when nothing but the backward
-    pass holds it: in the node's ``out_grads`` list and its ``values`` list, bound to a local
-    name (measured on this interpreter, as ``apply`` holds it)."""
+    """``sys.getrefcount`` of an array held by two lists only, passed as ``_donatable`` passes it."""
     out_grads = [np.empty(1)]
     values = [] + out_grads
-    array = values[0]
-    return _refcount(array)
+    return _refcount(values[0])
 
 
 _refcount = sys.getrefcount
@@ -264,12 +271,8 @@ class OpNode(tape.Node):
         direct = not CHECK_KERNELS and not checked
         for opdef, attrs, ctx, in_spec, out_spec, random_op, entry, donate in plan.program:
             buffers = None
-            if donate is not None and not checked:
-                array = values[donate[1]]
-                if type(array) is np.ndarray and array.base is None and _refcount(array) == _EXCLUSIVE \
-                        and array.flags.writeable:
-                    buffers = {donate[0]: array}
-                array = None
+            if donate is not None and not checked and _donatable(values, donate[1]):
+                buffers = {donate[0]: values[donate[1]]}
             ins = {}
             for slot, at, many in in_spec:
                 ins[slot] = [values[i] for i in at] if many else values[at]

@@ -376,6 +376,7 @@ def _run_backward(roots, root_grads, retain_graph, boundary, sink, watch, notify
             starts[node] = True
         else:
             _to_leaf(edge, grad, sink)
+    tensor = grad = None   # (see the end of the loop below)
     nodes = _reachable(starts, boundary)
     leaves = _LeafCounter(nodes, roots) if grad_listeners and notify else None
     for node in nodes:

@@ -124,3 +124,31 @@ def test_only_single_reader_output_gradients_are_planned():
     assert donations == [("X@GRAD", len(out._node.plan.saved))]
     product = paddle.matmul(x, w)
     assert all(step[7] is None for step in product._node.plan.program)   # matmul_v2_grad: no inplace
+
+
+def test_the_calibration_ignores_a_tracer_reading_frame_locals():
+    """A tracer that snapshots frame locals (debuggers) while the count is calibrated must not
+    raise it: the calibration holds the array in lists only (review: a snapshot made an array
+    with one other holder look exclusive)."""
+    import sys
+
+    def tracer(frame, event, arg):
+        frame.f_locals   # noqa: B018 - the snapshot is the point
+        return tracer
+    sys.settrace(tracer)
+    try:
+        traced = opnode._exclusive_refcount()
+    finally:
+        sys.settrace(None)
+    assert traced == opnode._EXCLUSIVE == opnode._exclusive_refcount()
+
+
+def test_no_donation_under_the_nan_check(monkeypatch):
+    """FLAGS_check_nan_inf reads an op's inputs after the kernel to say where a NaN came from."""
+    seen = _donations(monkeypatch)
+    paddle.set_flags({"FLAGS_check_nan_inf": True})
+    try:
+        _chain(*(paddle.to_tensor(a, stop_gradient=False) for a in _ARRAYS)).backward()
+    finally:
+        paddle.set_flags({"FLAGS_check_nan_inf": False})
+    assert seen and not any(seen)
