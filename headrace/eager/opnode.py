@@ -207,8 +207,11 @@ def _donatable(values, at) -> bool:
     array is never bound to a local name here or in the calibration (``_EXCLUSIVE``), so a tracer
     keeping a snapshot of frame locals cannot make the two counts differ; anything holding the
     array raises its count (no donation)."""
-    return type(values[at]) is np.ndarray and values[at].base is None and values[at].flags.writeable \
-        and _refcount(values[at]) == _EXCLUSIVE
+    return type(values[at]) is np.ndarray and values[at].size >= _DONATE_MIN and values[at].base is None \
+        and values[at].flags.writeable and _refcount(values[at]) == _EXCLUSIVE
+
+
+_DONATE_MIN = 1 << 12   # elements: below, a fresh array costs no more than the checks
 
 
 def _exclusive_refcount() -> int:

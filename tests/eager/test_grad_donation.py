@@ -73,7 +73,8 @@ def _run(model, donate, monkeypatch, **kwargs):
     return x.grad.numpy().copy(), w.grad.numpy().copy()
 
 
-_ARRAYS = [RNG.standard_normal((5, 6)).astype("float32"), RNG.standard_normal((6, 6)).astype("float32")]
+_ARRAYS = [RNG.standard_normal((64, 80)).astype("float32"),   # gradients of 5120 elements: donated
+           RNG.standard_normal((80, 80)).astype("float32") / 9]
 
 
 @pytest.mark.parametrize("model", [_chain, _shared])
@@ -151,4 +152,12 @@ def test_no_donation_under_the_nan_check(monkeypatch):
         _chain(*(paddle.to_tensor(a, stop_gradient=False) for a in _ARRAYS)).backward()
     finally:
         paddle.set_flags({"FLAGS_check_nan_inf": False})
+    assert seen and not any(seen)
+
+
+def test_small_gradients_are_not_handed_on(monkeypatch):
+    """Below ``_DONATE_MIN`` elements a fresh array costs no more than the checks."""
+    seen = _donations(monkeypatch)
+    x, w = paddle.to_tensor(_ARRAYS[0][:5, :6], stop_gradient=False), paddle.to_tensor(_ARRAYS[1][:6, :6])
+    _chain(x, w).backward()
     assert seen and not any(seen)
