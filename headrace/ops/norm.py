@@ -21,6 +21,7 @@ from .elementwise import check_float
 from .infer_helpers import prod
 from .gradrule import Gradient, grad_slot
 from .parallel import chunked
+from .rowblocks import block_count, combine, for_blocks
 from .registry import optional, register
 
 _LAYOUTS = ("NCHW", "NHWC", "AnyLayout")
@@ -81,7 +82,7 @@ def _bn_global_stats(attrs) -> bool:
 
 def _bn_kernel(ins, attrs, ctx):
     """Over a [pre, C, post] view (no transposes for NCHW or NHWC), in one fresh array: y = x -
-    mean, var = mean(y * y) per channel (one einsum pass), then y *= Scale / sqrt(var + eps) and
+    mean, var = mean(y * y) per channel (the sums by einsum passes), then y *= Scale / sqrt(var + eps) and
     y += Bias in place.  The element-wise passes run on pieces of ``pre`` on threads (``chunked``);
     the per-channel sums stay whole, so results are bit-identical for any thread count."""
     x, scale, bias, mean, var = ins["X"], ins["Scale"], ins["Bias"], ins["Mean"], ins["Variance"]
@@ -95,7 +96,7 @@ def _bn_kernel(ins, attrs, ctx):
         mean_out, var_out = mean.copy(), var.copy()
         y = _centered(x3, use_mean, compute)
     else:
-        use_mean = np.sum(x3, axis=(0, 2), dtype=compute) / count
+        use_mean = np.einsum("pcs->c", x3, dtype=compute) / count
         y = _centered(x3, use_mean, compute)
         use_var = np.einsum("pcs,pcs->c", y, y) / count
         mean_out = momentum * mean + (1.0 - momentum) * use_mean
@@ -142,7 +143,7 @@ def _bn_grad(ins, attrs, wanted, batch_means):
     batch_dx = want_dx and not global_stats   # needs the sums below; moving statistics do not
     result = {}
     if grad_slot("Bias") in wanted or batch_dx:
-        dbias = dy3.sum(axis=(0, 2))
+        dbias = np.einsum("pcs->c", dy3)
         if grad_slot("Bias") in wanted:
             result[grad_slot("Bias")] = dbias.astype(scale.dtype, copy=False)
     if grad_slot("Scale") in wanted or batch_dx:
@@ -228,63 +229,73 @@ def _ln_infer(ctx):
 
 
 def _ln_kernel(ins, attrs, ctx):
-    """Per row: y = x - mean, var = mean(y * y), y *= 1 / sqrt(var + eps), then Scale and Bias,
-    all in one fresh array (a pass over memory per step); rows split over threads."""
+    """Per row: y = x - mean, var = mean(y * y), y *= 1 / sqrt(var + eps), then Scale and Bias, in
+    one fresh array; block by block of rows (``rowblocks``: the passes of a block run in cache;
+    blocks on threads)."""
     x, scale, bias = ins["X"], ins.get("Scale"), ins.get("Bias")
     axis = attrs["begin_norm_axis"]
     stat = np.float32 if x.dtype == np.float16 else x.dtype.type
-    rows = x.reshape(int(np.prod(x.shape[:axis], dtype=np.int64)), -1)
-    y, mean, var = np.empty(rows.shape, stat), np.empty((rows.shape[0], 1), stat), np.empty((rows.shape[0], 1), stat)
+    rows = np.ascontiguousarray(x.reshape(prod(x.shape[:axis]), prod(x.shape[axis:])))
+    y, mean, var = np.empty(rows.shape, stat), np.empty(rows.shape[0], stat), np.empty(rows.shape[0], stat)
+    eps, width = stat(attrs["epsilon"]), stat(rows.shape[1])
 
-    def normalize(rows, y, mean, var):
-        np.mean(rows, axis=1, dtype=stat, out=mean[:, 0])
-        np.subtract(rows, mean, out=y, dtype=stat)
-        np.einsum("ij,ij->i", y, y, out=var[:, 0])
-        var /= stat(y.shape[1])
-        y *= 1 / np.sqrt(var + stat(attrs["epsilon"]))
+    def normalize(index, start, stop):
+        x, out, mu, sigma2 = rows[start:stop].astype(stat, copy=False), y[start:stop], mean[start:stop], var[start:stop]
+        np.divide(np.einsum("ij->i", x, out=mu), width, out=mu)
+        np.subtract(x, mu[:, None], out=out)
+        np.divide(np.einsum("ij,ij->i", out, out, out=sigma2), width, out=sigma2)
+        out *= (1 / np.sqrt(sigma2 + eps))[:, None]
         if scale is not None:
-            y *= scale
+            out *= scale
         if bias is not None:
-            y += bias
-    chunked(normalize, (y, mean, var), rows, keep=1)
-    return {"Y": y.reshape(x.shape).astype(x.dtype, copy=False), "Mean": mean[:, 0], "Variance": var[:, 0]}
+            out += bias
+    for_blocks(normalize, *rows.shape)
+    return {"Y": y.reshape(x.shape).astype(x.dtype, copy=False), "Mean": mean, "Variance": var}
 
 
 def _ln_grad_kernel(ins, attrs, ctx):
     """Per row (the dims from begin_norm_axis on), with x_hat = (x - mean) * inv_std and
     g = dY * Scale: X@GRAD = inv_std * (g - mean(g) - x_hat * mean(g * x_hat));
-    Scale@GRAD = column sums of dY * x_hat; Bias@GRAD = column sums of dY.  The row-wise steps
-    split rows over threads; the column sums run over all rows at once."""
-    x, dy, scale = ins["X"], ins[grad_slot("Y")], ins.get("Scale")
-    mean, var = ins["Mean"], ins["Variance"]
-    rows_shape = (mean.shape[0], -1)
-    compute = mean.dtype
+    Scale@GRAD = column sums of dY * x_hat; Bias@GRAD = column sums of dY.  Block by block of
+    rows (``rowblocks``), the column sums as per-block partials added in block order."""
+    mean, compute, wanted = ins["Mean"], ins["Mean"].dtype, ctx.wanted
+    rows = np.ascontiguousarray(ins["X"].reshape(mean.shape[0], prod(ins["X"].shape[attrs["begin_norm_axis"]:])))
+    dy = np.ascontiguousarray(ins[grad_slot("Y")].reshape(rows.shape))
+    inv_std = 1.0 / np.sqrt(ins["Variance"] + np.asarray(attrs["epsilon"], compute))
+    dx = np.empty(rows.shape, compute) if grad_slot("X") in wanted else None
+    sums = np.empty((block_count(*rows.shape), 2, rows.shape[1]), compute)   # per block: dY * x_hat, dY
+
+    def block(index, start, stop):
+        _ln_grad_rows(rows[start:stop], dy[start:stop].astype(compute, copy=False), mean[start:stop],
+                      inv_std[start:stop], ins.get("Scale"), None if dx is None else dx[start:stop],
+                      sums[index], wanted)
+    for_blocks(block, *rows.shape)
     result = {}
-    dy2 = dy.reshape(rows_shape).astype(compute, copy=False)
-    if grad_slot("Bias") in ctx.wanted:
-        result[grad_slot("Bias")] = dy2.sum(axis=0).astype(ins["Bias"].dtype, copy=False)
-    if not ctx.wanted & {grad_slot("X"), grad_slot("Scale")}:
-        return result
-    inv_std = (1.0 / np.sqrt(var + np.asarray(attrs["epsilon"], compute)))[:, None]
-    x2 = x.reshape(rows_shape)
-    x_hat = np.empty(x2.shape, compute)                # a fresh buffer: x_hat, then X@GRAD
-    chunked(lambda x2, mean, inv_std, x_hat: np.multiply(np.subtract(x2, mean, out=x_hat, dtype=compute),
-                                                         inv_std, out=x_hat),
-            x_hat, x2, mean[:, None], inv_std, keep=1)
-    if grad_slot("Scale") in ctx.wanted:
-        result[grad_slot("Scale")] = np.einsum("ij,ij->j", dy2, x_hat).astype(scale.dtype, copy=False)
-    if grad_slot("X") in ctx.wanted:
-        def dx_rows(dy2, inv_std, x_hat):
-            g = dy2 * scale if scale is not None else dy2
-            width = x_hat.shape[1]
-            mean_gx = np.einsum("ij,ij->i", g, x_hat) / width
-            x_hat *= mean_gx[:, None]           # dx = inv_std * (g - mean(g) - x_hat * mean_gx), in x_hat
-            dx = np.subtract(g, x_hat, out=x_hat)
-            dx -= (g.sum(axis=1) / width)[:, None]
-            dx *= inv_std
-        chunked(dx_rows, x_hat, dy2, inv_std, keep=1)
-        result[grad_slot("X")] = x_hat.reshape(x.shape).astype(x.dtype, copy=False)
+    for index, slot in enumerate(("Scale", "Bias")):
+        if grad_slot(slot) in wanted:
+            result[grad_slot(slot)] = combine(sums[:, index]).astype(ins[slot].dtype, copy=False)
+    if dx is not None:
+        result[grad_slot("X")] = dx.reshape(ins["X"].shape).astype(ins["X"].dtype, copy=False)
     return result
+
+
+def _ln_grad_rows(x, dy, mean, inv_std, scale, dx, sums, wanted):
+    """One block of rows of the layer_norm gradient (see ``_ln_grad_kernel``)."""
+    if grad_slot("Bias") in wanted:
+        np.einsum("ij->j", dy, out=sums[1])
+    if dx is None and grad_slot("Scale") not in wanted:
+        return
+    x_hat = np.subtract(x, mean[:, None], dtype=dy.dtype)
+    x_hat *= inv_std[:, None]
+    if grad_slot("Scale") in wanted:
+        np.einsum("ij,ij->j", dy, x_hat, out=sums[0])
+    if dx is not None:
+        g = dy * scale if scale is not None else dy
+        width = dy.dtype.type(x.shape[1])
+        x_hat *= (np.einsum("ij,ij->i", g, x_hat) / width * inv_std)[:, None]   # x_hat * mean(g x_hat) / std
+        x_hat += (np.einsum("ij->i", g) / width * inv_std)[:, None]            # + mean(g) / std
+        np.multiply(g, inv_std[:, None], out=dx)
+        dx -= x_hat
 
 
 register(
