@@ -147,8 +147,8 @@ def _bn_grad(ins, attrs, wanted, batch_means):
         if grad_slot("Bias") in wanted:
             result[grad_slot("Bias")] = dbias.astype(scale.dtype, copy=False)
     if grad_slot("Scale") in wanted or batch_dx:
-        x_hat = _centered(x.reshape(view), mean, compute, inv_std)    # a fresh buffer
-        dscale = np.einsum("pcs,pcs->c", dy3, x_hat)
+        x_c = _centered(x.reshape(view), mean, compute)    # X - SavedMean in a fresh buffer
+        dscale = np.einsum("pcs,pcs->c", dy3, x_c) * inv_std.astype(compute, copy=False)
         if grad_slot("Scale") in wanted:
             result[grad_slot("Scale")] = dscale.astype(scale.dtype, copy=False)
     if want_dx:
@@ -157,33 +157,28 @@ def _bn_grad(ins, attrs, wanted, batch_means):
             dx = dy3 * factor
         else:
             dscale_mean, dbias_mean = batch_means(dscale, dbias, x.size // channels)
-            dx = bn_input_grad(dy3, x_hat, dscale_mean, dbias_mean, factor)
+            dx = bn_input_grad(dy3, x_c, dscale_mean * inv_std, dbias_mean, factor)
         result[grad_slot("X")] = dx.reshape(x.shape).astype(x.dtype, copy=False)
     return result
 
 
-def bn_input_grad(dy3, x_hat, dscale_mean, dbias_mean, factor):
-    """Batch-statistics X@GRAD over [pre, C, post] views: ``factor * (dy - dbias_mean - x_hat *
-    dscale_mean)`` per channel, built in ``x_hat``'s buffer (pieces of ``pre`` on threads)."""
-    def piece(dy, dscale_mean, dbias_mean, factor, out):   # out: the piece of x_hat
-        out *= dscale_mean
+def bn_input_grad(dy3, x_c, x_c_factor, dbias_mean, factor):
+    """Batch-statistics X@GRAD over [pre, C, post] views: ``factor * (dy - dbias_mean - x_c *
+    x_c_factor)`` per channel (x_c = X - mean, x_c_factor = inv_std * mean(dY * x_hat): the
+    x_hat term), built in ``x_c``'s buffer (pieces of ``pre`` on threads)."""
+    def piece(dy, x_c_factor, dbias_mean, factor, out):   # out: the piece of x_c
+        out *= x_c_factor
         out += dbias_mean
         np.subtract(dy, out, out=out)
         out *= factor
-    return chunked(piece, x_hat, dy3, dscale_mean.reshape(1, -1, 1), dbias_mean.reshape(1, -1, 1), factor)
+    return chunked(piece, x_c, dy3, x_c_factor.reshape(1, -1, 1), dbias_mean.reshape(1, -1, 1), factor)
 
 
-def _centered(x3, mean, compute, inv_std=None):
-    """Fresh ``(x3 - mean) [* inv_std]`` per channel of a [pre, C, post] view, in ``compute``
-    dtype, on pieces of ``pre`` on threads."""
-    out = np.empty(x3.shape, compute)
-
-    def piece(x, m, *rest):   # rest: (the piece of inv_std,) and the piece of out
-        o = np.subtract(x, m, out=rest[-1])
-        if inv_std is not None:
-            o *= rest[0]
-    ins = (x3, mean.reshape(1, -1, 1)) + (() if inv_std is None else (inv_std.reshape(1, -1, 1),))
-    return chunked(piece, out, *ins)
+def _centered(x3, mean, compute):
+    """Fresh ``x3 - mean`` per channel of a [pre, C, post] view, in ``compute`` dtype, on pieces
+    of ``pre`` on threads."""
+    return chunked(lambda x, m, out: np.subtract(x, m, out=out), np.empty(x3.shape, compute), x3,
+                   mean.reshape(1, -1, 1))
 
 
 def _scale_shift(scale, shift, y):
@@ -280,22 +275,24 @@ def _ln_grad_kernel(ins, attrs, ctx):
 
 
 def _ln_grad_rows(x, dy, mean, inv_std, scale, dx, sums, wanted):
-    """One block of rows of the layer_norm gradient (see ``_ln_grad_kernel``)."""
+    """One block of rows of the layer_norm gradient, with xc = x - mean and dy_s = dY * inv_std
+    (so dy_s * xc = dY * x_hat and h = dy_s * Scale = g * inv_std):
+    Scale@GRAD partial = column sums of dy_s * xc; Bias@GRAD partial = column sums of dY;
+    X@GRAD = h - mean(h) - xc * inv_std^2 * mean(h * xc)  (= inv_std * (g - mean(g) - x_hat * mean(g x_hat)))."""
     if grad_slot("Bias") in wanted:
         np.einsum("ij->j", dy, out=sums[1])
     if dx is None and grad_slot("Scale") not in wanted:
         return
-    x_hat = np.subtract(x, mean[:, None], dtype=dy.dtype)
-    x_hat *= inv_std[:, None]
+    xc = np.subtract(x, mean[:, None], dtype=dy.dtype)
+    dy_s = np.multiply(dy, inv_std[:, None], out=dx if dx is not None else None)
     if grad_slot("Scale") in wanted:
-        np.einsum("ij,ij->j", dy, x_hat, out=sums[0])
+        np.einsum("ij,ij->j", dy_s, xc, out=sums[0])
     if dx is not None:
-        g = dy * scale if scale is not None else dy
+        h = np.multiply(dy_s, scale, out=dy_s) if scale is not None else dy_s    # in dx's memory
         width = dy.dtype.type(x.shape[1])
-        x_hat *= (np.einsum("ij,ij->i", g, x_hat) / width * inv_std)[:, None]   # x_hat * mean(g x_hat) / std
-        x_hat += (np.einsum("ij->i", g) / width * inv_std)[:, None]            # + mean(g) / std
-        np.multiply(g, inv_std[:, None], out=dx)
-        dx -= x_hat
+        xc *= (np.einsum("ij,ij->i", h, xc) / width * inv_std * inv_std)[:, None]
+        xc += (np.einsum("ij->i", h) / width)[:, None]
+        h -= xc
 
 
 register(

@@ -8,7 +8,7 @@ Along the last axis (attention, classifiers) the kernels run block by block of r
   is below 1, or which holds a NaN) that row is computed as ``exp(x - max) / sum(exp(x - max))``.
   Both are softmax; they differ in rounding only.  With a sum of at least 1 an exp term is
   subnormal only where the result is below the smallest normal number, where the shifted form's
-  result is subnormal too, so the absolute error there is no larger than the shifted form's.
+  result is subnormal too: the absolute error there is a subnormal's rounding in both.
 - gradient: ``dX = (dOut - sum(dOut * Out)) * Out`` with the row dot products by one einsum pass.
 
 Other axes keep the strided form: ``exp(x - max) / sum`` over the axis, rows split over threads.
