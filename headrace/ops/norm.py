@@ -248,6 +248,9 @@ def _ln_kernel(ins, attrs, ctx):
     return {"Y": y.reshape(x.shape).astype(x.dtype, copy=False), "Mean": mean, "Variance": var}
 
 
+_LN_BLOCKS = 16   # at most: the column sums' partials of wide rows take at most 32 rows' memory
+
+
 def _ln_grad_kernel(ins, attrs, ctx):
     """Per row (the dims from begin_norm_axis on), with x_hat = (x - mean) * inv_std and
     g = dY * Scale: X@GRAD = inv_std * (g - mean(g) - x_hat * mean(g * x_hat));
@@ -258,13 +261,13 @@ def _ln_grad_kernel(ins, attrs, ctx):
     dy = np.ascontiguousarray(ins[grad_slot("Y")].reshape(rows.shape))
     inv_std = 1.0 / np.sqrt(ins["Variance"] + np.asarray(attrs["epsilon"], compute))
     dx = np.empty(rows.shape, compute) if grad_slot("X") in wanted else None
-    sums = np.empty((block_count(*rows.shape), 2, rows.shape[1]), compute)   # per block: dY * x_hat, dY
+    sums = np.empty((block_count(*rows.shape, _LN_BLOCKS), 2, rows.shape[1]), compute)   # dY * x_hat, dY
 
     def block(index, start, stop):
         _ln_grad_rows(rows[start:stop], dy[start:stop].astype(compute, copy=False), mean[start:stop],
                       inv_std[start:stop], ins.get("Scale"), None if dx is None else dx[start:stop],
                       sums[index], wanted)
-    for_blocks(block, *rows.shape)
+    for_blocks(block, *rows.shape, _LN_BLOCKS)
     result = {}
     for index, slot in enumerate(("Scale", "Bias")):
         if grad_slot(slot) in wanted:

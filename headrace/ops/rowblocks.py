@@ -22,16 +22,23 @@ from . import parallel
 BLOCK_ELEMENTS = 1 << 16   # 256 KiB of float32 per operand: a kernel's few operands stay in L2
 
 
-def blocks(rows: int, width: int) -> list:
-    """(start, stop) row ranges of about ``BLOCK_ELEMENTS`` elements, covering ``rows``."""
+def _step(rows: int, width: int, max_blocks) -> int:
     step = max(1, BLOCK_ELEMENTS // max(width, 1))
+    return step if max_blocks is None else max(step, -(-rows // max_blocks))
+
+
+def blocks(rows: int, width: int, max_blocks: int | None = None) -> list:
+    """(start, stop) row ranges of about ``BLOCK_ELEMENTS`` elements (whole rows), covering
+    ``rows``; at most ``max_blocks`` of them (larger blocks then), which bounds the memory of
+    per-block partial results of wide rows."""
+    step = _step(rows, width, max_blocks)
     return [(start, min(start + step, rows)) for start in range(0, rows, step)]
 
 
-def for_blocks(fn, rows: int, width: int) -> int:
-    """``fn(index, start, stop)`` for every block of ``blocks(rows, width)`` (on threads when
-    the array is large enough); returns the number of blocks."""
-    spans = [(index, start, stop) for index, (start, stop) in enumerate(blocks(rows, width))]
+def for_blocks(fn, rows: int, width: int, max_blocks: int | None = None) -> int:
+    """``fn(index, start, stop)`` for every block of ``blocks(rows, width, max_blocks)`` (on
+    threads when the array is large enough); returns the number of blocks."""
+    spans = [(index, start, stop) for index, (start, stop) in enumerate(blocks(rows, width, max_blocks))]
     if len(spans) > 1 and parallel.worth(rows * width):
         parallel.run_pieces(fn, spans)
     else:
@@ -40,9 +47,9 @@ def for_blocks(fn, rows: int, width: int) -> int:
     return len(spans)
 
 
-def block_count(rows: int, width: int) -> int:
-    """How many blocks ``for_blocks(fn, rows, width)`` runs (to size the partial sums)."""
-    return len(range(0, rows, max(1, BLOCK_ELEMENTS // max(width, 1))))
+def block_count(rows: int, width: int, max_blocks: int | None = None) -> int:
+    """How many blocks ``for_blocks`` runs with these arguments (to size per-block partials)."""
+    return len(range(0, rows, _step(rows, width, max_blocks)))
 
 
 def combine(partial: np.ndarray) -> np.ndarray:

@@ -65,7 +65,7 @@ def _bn(shape, dtype="float32"):
     return [("batch_norm", ins, {}, ()), ("batch_norm_grad", grad, {}, (G("X"), G("Scale"), G("Bias")))]
 
 
-CASES = (_ln((13, 33), 1) + _ln((3, 5, 7, 9), 2) + _ln((6, 40), 1, "float64") + _ln((5, 24), 1, "float16")
+CASES = (_ln((13, 33), 1) + _ln((100, 33), 1) + _ln((3, 5, 7, 9), 2) + _ln((6, 40), 1, "float64") + _ln((5, 24), 1, "float16")
          + _softmax((7, 5, 33)) + _softmax((9, 64), "float64") + _softmax((4, 3, 17), scale=40.0)
          + _bn((6, 3, 5, 7)) + _bn((5, 4, 9), "float64"))
 COLUMN_SUMS = {G("Scale"), G("Bias")}   # sums across rows: their bits depend on the blocks
@@ -101,6 +101,9 @@ def test_blocks_cover_the_rows_from_the_shape_alone(monkeypatch):
     assert rowblocks.blocks(2, 500) == [(0, 1), (1, 2)]          # a row wider than a block: one row each
     assert rowblocks.blocks(0, 30) == []
     assert rowblocks.block_count(10, 30) == 4 and rowblocks.block_count(0, 30) == 0
+    assert rowblocks.blocks(10, 30, max_blocks=3) == [(0, 4), (4, 8), (8, 10)]   # larger blocks, at most 3
+    assert rowblocks.blocks(10, 30, max_blocks=8) == rowblocks.blocks(10, 30)
+    assert rowblocks.block_count(64, 1 << 20, 16) == 16    # layer_norm_grad's partials: 16 rows, not 64
     partial = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
     np.testing.assert_array_equal(rowblocks.combine(partial), [9.0, 12.0])
     np.testing.assert_array_equal(rowblocks.combine(np.zeros((0, 2))), [0.0, 0.0])
