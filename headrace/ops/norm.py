@@ -244,7 +244,7 @@ def _ln_kernel(ins, attrs, ctx):
             out *= scale
         if bias is not None:
             out += bias
-    for_blocks(normalize, *rows.shape)
+    for_blocks(normalize, *rows.shape, rowwise=True)
     return {"Y": y.reshape(x.shape).astype(x.dtype, copy=False), "Mean": mean, "Variance": var}
 
 

@@ -1,12 +1,12 @@
-"""Cache-sized blocks of rows for kernels that make several passes over one array (softmax,
-layer_norm, batch_norm and their gradients).
-
-Each pass of such a kernel over a multi-MB array reads it from memory again (NumPy float32:
-~0.36 ns an element out of the caches, ~0.22 in L2).  Run block by block, every pass after a
-block's first one reads from the cache.  ``blocks(rows, width)`` cuts the rows into blocks of
-about ``BLOCK_ELEMENTS`` elements (whole rows, at least one) from the shape alone, never from
-the thread count; ``for_blocks`` runs ``fn(index, start, stop)`` for every block, on the
-intra-op threads (``parallel.run_pieces``) when the array is worth splitting.
+"""Blocks of rows for kernels that make several passes over one array (softmax, layer_norm and
+their gradients): the pieces they run on the intra-op threads, each block's passes close together
+in time (in cache: a modest gain here, where a NumPy pass over 128- to 256-wide rows is bound by
+its per-row loop overhead more than by memory; BENCHMARKS.md, sixth session).
+``blocks(rows, width)`` cuts the rows into blocks of about ``BLOCK_ELEMENTS`` elements (whole
+rows, at least one) from the shape alone, never from the thread count; ``for_blocks`` runs
+``fn(index, start, stop)`` for every block, on the intra-op threads (``parallel.run_pieces``)
+when the array is worth splitting; a row-wise kernel (``rowwise=True``) that is not split runs
+as one block.
 
 Bits: a row-wise computation is the same arithmetic on a row whichever block holds it.  A sum
 across rows (a column sum, a per-channel sum) is computed per block into ``partial[index]`` and
@@ -35,9 +35,15 @@ def blocks(rows: int, width: int, max_blocks: int | None = None) -> list:
     return [(start, min(start + step, rows)) for start in range(0, rows, step)]
 
 
-def for_blocks(fn, rows: int, width: int, max_blocks: int | None = None) -> int:
+def for_blocks(fn, rows: int, width: int, max_blocks: int | None = None, rowwise: bool = False) -> int:
     """``fn(index, start, stop)`` for every block of ``blocks(rows, width, max_blocks)`` (on
-    threads when the array is large enough); returns the number of blocks."""
+    threads when the array is large enough); returns the number of blocks.  ``rowwise``: ``fn``
+    computes each row from that row only (no per-block partials), so when the array is not split
+    over threads it runs as one block (``fn(0, 0, rows)``: no per-block call overhead)."""
+    if rowwise and not parallel.worth(rows * width):
+        if rows:
+            fn(0, 0, rows)
+        return 1
     spans = [(index, start, stop) for index, (start, stop) in enumerate(blocks(rows, width, max_blocks))]
     if len(spans) > 1 and parallel.worth(rows * width):
         parallel.run_pieces(fn, spans)

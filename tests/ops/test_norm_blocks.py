@@ -185,3 +185,14 @@ def test_empty_shapes():
     np.testing.assert_array_equal(grad[G("Scale")], np.zeros(6))
     assert grad[G("Scale")].dtype == np.float32
     np.testing.assert_array_equal(grad[G("Bias")], np.zeros(6))
+
+
+def test_for_blocks_runs_row_wise_kernels_whole_unless_split(settings):
+    """Row-wise kernels (no per-block partials) run as one block on one thread; partial sums keep
+    the shape's blocks on any thread count; every row is covered once."""
+    for threads, rowwise, want in ((1, True, [(0, 0, 10)]), (1, False, [(0, 0, 3), (1, 3, 6), (2, 6, 9), (3, 9, 10)]),
+                                   (2, True, [(0, 0, 3), (1, 3, 6), (2, 6, 9), (3, 9, 10)])):
+        settings(threads, 100)
+        calls = []
+        count = rowblocks.for_blocks(lambda *span: calls.append(span), 10, 30, rowwise=rowwise)
+        assert sorted(calls) == want and count == len(want), (threads, rowwise)
