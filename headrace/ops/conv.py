@@ -28,10 +28,11 @@ import numpy as np
 
 from ..core.errors import fmt_shape
 from .conv_gemm import (batch_last, col2im_batch_last, columns_batch_last, columns_per_sample, convolve,
-                        input_grad_as_conv, split_range)
+                        input_grad_as_conv)
 from .elementwise import check_float
 from .gemm import matmul
 from .gradrule import Gradient, grad_slot
+from .parallel import split_range
 from .registry import REQUIRED, register
 
 _FORMATS = ("NCHW", "NHWC", "AnyLayout")

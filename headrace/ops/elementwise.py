@@ -110,8 +110,30 @@ def unbroadcast(grad: np.ndarray, aligned_shape, shape) -> np.ndarray:
     lead = grad.ndim - len(aligned_shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(aligned_shape)
                                       if d == 1 and grad.shape[lead + i] != 1)
-    out = grad.sum(axis=axes, keepdims=True) if axes else grad
+    out = grad if not axes else _channel_sums(grad, axes)
+    if out is None:
+        out = grad.sum(axis=axes, keepdims=True)
     return np.asarray(out.reshape(shape))
+
+
+def _channel_sums(grad, axes):
+    """The sum over ``axes`` when they are every axis but one run in the middle (a per-channel
+    bias's gradient: [N, C, H, W] -> [C]): the rows of the trailing axes summed first, pieces of
+    the leading axes on threads (each row alone: the same bits for any thread count), then those
+    sums over the leading axes.  None for other axes (the last axis kept: rows of it are added
+    whole, the plain sum is as fast)."""
+    kept = [i for i in range(grad.ndim) if i not in axes]
+    if grad.dtype not in (np.float32, np.float64) or not kept or kept[-1] == grad.ndim - 1 \
+            or kept[-1] - kept[0] + 1 != len(kept):
+        return None
+    lead, run = int(np.prod(grad.shape[:kept[0]])), int(np.prod(grad.shape[kept[0]:kept[-1] + 1]))
+    rows = grad.reshape(lead, run, -1)
+    sums = np.empty((lead, run), grad.dtype)
+
+    def piece(start, stop):
+        np.add.reduce(rows[start:stop], axis=-1, out=sums[start:stop])
+    parallel.split_range(piece, lead, grad.size)
+    return sums.sum(axis=0)
 
 
 def _grad_kernel(dx_fn, dy_fn, shape_only):

@@ -48,6 +48,7 @@ import weakref
 import numpy as np
 
 from . import parallel
+from .parallel import bounds
 
 SPLIT_MACS = 1 << 22            # multiply-adds from which a product is split (bench/gemm_split.py)
 _BLAS_THREADED_MACS = 1 << 18   # OpenBLAS threads a GEMM above 65536 * GEMM_MULTITHREAD_THRESHOLD (4)
@@ -215,11 +216,3 @@ def _pieces(a, b, out):
         return None
     return [(a, b[:, lo:hi], out[:, lo:hi]) for lo, hi in bounds(n, count, _ALIGN)]
 
-
-def bounds(size, count, align=1):
-    """``range(size)`` cut into at most ``count`` contiguous ``(start, stop)`` pieces of equal
-    length (the last one may be shorter), each starting at a multiple of ``align`` (also
-    ``conv_gemm.split_range``'s pieces)."""
-    step = -(-size // count)
-    step = -(-step // align) * align
-    return [(lo, min(lo + step, size)) for lo in range(0, size, step)]

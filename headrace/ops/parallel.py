@@ -122,6 +122,26 @@ def worth(size: int) -> bool:
     return size >= 2 * MIN_ELEMENTS and flags.num_threads() > 1
 
 
+def bounds(size, count, align=1):
+    """``range(size)`` cut into at most ``count`` contiguous ``(start, stop)`` pieces of equal
+    length (the last one may be shorter), each starting at a multiple of ``align``."""
+    step = -(-size // count)
+    step = -(-step // align) * align
+    return [(lo, min(lo + step, size)) for lo in range(0, size, step)]
+
+
+def split_range(fn, size, elements):
+    """``fn(start, stop)`` over contiguous pieces of ``range(size)`` covering it, on up to
+    ``num_threads()`` threads when ``elements`` (the work's size) is worth it (pieces of at least
+    ``MIN_ELEMENTS``, up to ``PIECES_PER_THREAD`` per thread, as ``chunked``)."""
+    threads = num_threads()
+    count = min(threads * PIECES_PER_THREAD, elements // MIN_ELEMENTS, size)
+    if threads < 2 or count <= 1:
+        fn(0, size)
+        return
+    run_pieces(fn, bounds(size, count))
+
+
 def run_pieces(fn, pieces) -> None:
     """``fn(*piece)`` for every piece (a list of argument tuples), on this thread and up to
     ``num_threads() - 1`` pool threads when the pool is free (else one after the other, in this

@@ -47,6 +47,7 @@ def test_forward_blocks_match_the_reference_with_the_same_bits_for_any_block_and
     blocks = []
     real = parallel.run_pieces
     monkeypatch.setattr(parallel, "run_pieces", lambda fn, pieces: (blocks.append(len(pieces)), real(fn, pieces)))
+    monkeypatch.setattr(conv_gemm, "PRODUCT_COLUMNS", 1)   # one sample a product
     bits = set()
     for block_bytes in (1, 600, 1 << 18):          # one sample a block, a few, all in one
         monkeypatch.setattr(conv_gemm, "BLOCK_BYTES", block_bytes)
@@ -59,18 +60,57 @@ def test_forward_blocks_match_the_reference_with_the_same_bits_for_any_block_and
     assert x_shape[0] in blocks      # one block a sample ran on the pool (with 2 or 3 threads)
 
 
-def test_a_batch_of_one_splits_its_products_instead(monkeypatch, threads):
-    x, w = RNG.standard_normal((1, 3, 8, 8)), RNG.standard_normal((4, 3, 3, 3))
+@pytest.mark.parametrize("x_shape, w_shape, attrs", CASES)
+def test_samples_side_by_side_in_one_product_give_the_same_bits_for_any_thread_count(
+        monkeypatch, threads, x_shape, w_shape, attrs):
+    """Few output positions a sample: a block's product puts several samples' columns side by
+    side (``_samples_per_product``); the blocks are fixed by the shapes, not the threads."""
+    x, w = RNG.standard_normal(x_shape).astype("float32"), RNG.standard_normal(w_shape).astype("float32")
+    expected = conv_reference({"Input": x.astype("float64"), "Filter": w.astype("float64")}, attrs)["Output"]
+    out, _ = _conv(x, w, attrs)
+    positions = int(np.prod(out.shape[1:3] if attrs.get("data_format") == "NHWC" else out.shape[2:]))
+    monkeypatch.setattr(conv_gemm, "PRODUCT_COLUMNS", 2 * positions)     # two samples a product
+    blocks, products = [], []
+    real_pieces, real_matmul = parallel.run_pieces, np.matmul
+    monkeypatch.setattr(parallel, "run_pieces", lambda fn, pieces: (blocks.append(pieces), real_pieces(fn, pieces)))
+    monkeypatch.setattr(conv_gemm.np, "matmul", lambda a, b, **k: products.append(b.shape) or real_matmul(a, b, **k))
+    bits = set()
+    for count in (1, 2, 3):
+        threads(count)
+        out, _ = _conv(x, w, attrs)
+        np.testing.assert_allclose(out, expected, rtol=2e-5, atol=2e-5)
+        bits.add(out.tobytes())
+    assert len(bits) == 1
+    assert blocks and all(stop - start <= 2 for start, stop in blocks[0]) and len(blocks[0]) == -(-x_shape[0] // 2)
+    assert products and products[0][-1] == 2 * positions     # [g, C/g*kh*kw, 2 * OH*OW]
+
+
+def test_samples_per_product():
+    assert conv_gemm._samples_per_product(121, 288 * 121 * 4) == 7        # LeNet's second conv: bytes bound
+    assert conv_gemm._samples_per_product(256, 576 * 256 * 4) == 1        # a ResNet block's conv
+    assert conv_gemm._samples_per_product(4, 10) == conv_gemm.PRODUCT_COLUMNS // 4
+    assert conv_gemm._samples_per_product(0, 1) == conv_gemm.PRODUCT_COLUMNS   # an empty output
+
+
+@pytest.mark.parametrize("size, split", [(40, True), (8, False)])
+def test_a_batch_of_one_splits_its_products_instead(monkeypatch, threads, size, split):
+    """A batch of one large image splits its product over the threads; a small one (fewer
+    positions than ``PRODUCT_COLUMNS``) is one product whatever the threads (same bits)."""
+    x, w = RNG.standard_normal((1, 3, size, size)), RNG.standard_normal((4, 3, 3, 3))
     expected = conv_reference({"Input": x, "Filter": w}, {"paddings": [1, 1]})["Output"]
     products = []
     real = conv_gemm.gemm.matmul
     monkeypatch.setattr(conv_gemm.gemm, "matmul", lambda *a, **k: products.append(a) or real(*a, **k))
-    for count, split in ((2, True), (1, False)):
+    bits = set()
+    for count, splits in ((2, split), (1, False)):
         threads(count)
         products.clear()
         out, _ = _conv(x, w, {"paddings": [1, 1]})
         np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
-        assert bool(products) is split
+        assert bool(products) is splits
+        bits.add(out.tobytes())
+    if not split:
+        assert len(bits) == 1      # one product either way
 
 
 DX_CASES = [  # stride-1 convolutions whose Input@GRAD is a convolution (H*W <= OH*OW)
@@ -112,6 +152,7 @@ def test_other_convolutions_keep_col2im(x_shape, w_shape, attrs, why):
 def test_blocks_use_the_pool_with_blas_on_one_thread(monkeypatch, threads):
     threads(2)
     monkeypatch.setattr(conv_gemm, "BLOCK_BYTES", 1)
+    monkeypatch.setattr(conv_gemm, "PRODUCT_COLUMNS", 1)
     seen = []
     real = parallel.run_pieces
     monkeypatch.setattr(parallel, "run_pieces", lambda fn, pieces: (seen.append(len(pieces)), real(fn, pieces)))

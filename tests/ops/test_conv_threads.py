@@ -1,5 +1,5 @@
 """Convolution, pooling and batch-norm kernels split over threads (im2col/col2im copies, pooling
-over pieces of the batch: ops/conv_gemm.py ``split_range``; batch norm's element-wise passes:
+over pieces of the batch: ops/parallel.py ``split_range``; batch norm's element-wise passes:
 ``parallel.chunked``) give the bits of the one-thread kernel with 1, 2
 and 3 threads, for every geometry the kernels branch on.  The pieces' minimum size is lowered so
 that these small arrays split."""
