@@ -82,8 +82,8 @@ def _bn_global_stats(attrs) -> bool:
 
 def _bn_kernel(ins, attrs, ctx):
     """Over a [pre, C, post] view (no transposes for NCHW or NHWC), in one fresh array: y = x -
-    mean, var = mean(y * y) per channel (the sums by einsum passes), then y *= Scale / sqrt(var + eps) and
-    y += Bias in place.  The element-wise passes run on pieces of ``pre`` on threads (``chunked``);
+    mean, var = mean(y * y) per channel (the sums by einsum), then y *= Scale / sqrt(var + eps)
+    and y += Bias in place.  The element-wise passes run on pieces of ``pre`` on threads (``chunked``);
     the per-channel sums stay whole, so results are bit-identical for any thread count."""
     x, scale, bias, mean, var = ins["X"], ins["Scale"], ins["Bias"], ins["Mean"], ins["Variance"]
     axis = _bn_channel_axis(x.ndim, attrs["data_layout"])
@@ -225,8 +225,7 @@ def _ln_infer(ctx):
 
 def _ln_kernel(ins, attrs, ctx):
     """Per row: y = x - mean, var = mean(y * y), y *= 1 / sqrt(var + eps), then Scale and Bias, in
-    one fresh array; block by block of rows (``rowblocks``: the passes of a block run in cache;
-    blocks on threads)."""
+    one fresh array; rows in blocks on threads (``rowblocks``; one block when not split)."""
     x, scale, bias = ins["X"], ins.get("Scale"), ins.get("Bias")
     axis = attrs["begin_norm_axis"]
     stat = np.float32 if x.dtype == np.float16 else x.dtype.type
