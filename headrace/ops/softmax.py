@@ -1,7 +1,8 @@
 """``softmax`` and its gradient (moved here from activation.py; the op record is unchanged).
 
-Along the last axis (attention, classifiers) the kernels run block by block of rows
-(``rowblocks``) on C-contiguous rows, each row's bits depending on that row only:
+Along the last axis (attention, classifiers) the kernels run on C-contiguous rows in row blocks
+(``rowblocks``; the forward as one block when not split over threads), each row's bits depending
+on that row only:
 
 - forward: ``exp(x) / sum(exp(x))`` when that row's sum is in ``[1, inf)``: no shift is needed,
   and the pass computing ``x - max`` is saved.  Otherwise (a row whose exp overflows, whose sum
