@@ -123,7 +123,7 @@ def _channel_sums(grad, axes):
     sums over the leading axes.  None for other axes (the last axis kept: rows of it are added
     whole, the plain sum is as fast)."""
     kept = [i for i in range(grad.ndim) if i not in axes]
-    if grad.dtype not in (np.float32, np.float64) or not kept or kept[-1] == grad.ndim - 1 \
+    if grad.dtype not in (np.float32, np.float64) or not grad.size or not kept or kept[-1] == grad.ndim - 1 \
             or kept[-1] - kept[0] + 1 != len(kept):
         return None
     lead, run = int(np.prod(grad.shape[:kept[0]])), int(np.prod(grad.shape[kept[0]:kept[-1] + 1]))
