@@ -21,7 +21,7 @@ from .elementwise import check_float
 from .infer_helpers import prod
 from .gradrule import Gradient, grad_slot
 from .parallel import chunked
-from .rowblocks import block_count, combine, for_blocks
+from .rowblocks import block_count, combine, for_blocks, row_dots, row_sums
 from .registry import optional, register
 
 _LAYOUTS = ("NCHW", "NHWC", "AnyLayout")
@@ -82,7 +82,7 @@ def _bn_global_stats(attrs) -> bool:
 
 def _bn_kernel(ins, attrs, ctx):
     """Over a [pre, C, post] view (no transposes for NCHW or NHWC), in one fresh array: y = x -
-    mean, var = mean(y * y) per channel (the sums by einsum), then y *= Scale / sqrt(var + eps)
+    mean, var = mean(y * y) per channel (the variance by einsum), then y *= Scale / sqrt(var + eps)
     and y += Bias in place.  The element-wise passes run on pieces of ``pre`` on threads (``chunked``);
     the per-channel sums stay whole, so results are bit-identical for any thread count."""
     x, scale, bias, mean, var = ins["X"], ins["Scale"], ins["Bias"], ins["Mean"], ins["Variance"]
@@ -96,7 +96,7 @@ def _bn_kernel(ins, attrs, ctx):
         mean_out, var_out = mean.copy(), var.copy()
         y = _centered(x3, use_mean, compute)
     else:
-        use_mean = np.einsum("pcs->c", x3, dtype=compute) / count
+        use_mean = np.sum(x3, axis=(0, 2), dtype=compute) / count   # not einsum: its sums are sequential
         y = _centered(x3, use_mean, compute)
         use_var = np.einsum("pcs,pcs->c", y, y) / count
         mean_out = momentum * mean + (1.0 - momentum) * use_mean
@@ -143,7 +143,7 @@ def _bn_grad(ins, attrs, wanted, batch_means):
     batch_dx = want_dx and not global_stats   # needs the sums below; moving statistics do not
     result = {}
     if grad_slot("Bias") in wanted or batch_dx:
-        dbias = np.einsum("pcs->c", dy3)
+        dbias = dy3.sum(axis=(0, 2))   # (not einsum: see the mean in _bn_kernel)
         if grad_slot("Bias") in wanted:
             result[grad_slot("Bias")] = dbias.astype(scale.dtype, copy=False)
     if grad_slot("Scale") in wanted or batch_dx:
@@ -235,9 +235,9 @@ def _ln_kernel(ins, attrs, ctx):
 
     def normalize(index, start, stop):
         x, out, mu, sigma2 = rows[start:stop].astype(stat, copy=False), y[start:stop], mean[start:stop], var[start:stop]
-        np.divide(np.einsum("ij->i", x, out=mu), width, out=mu)
+        np.divide(row_sums(x, out=mu), width, out=mu)
         np.subtract(x, mu[:, None], out=out)
-        np.divide(np.einsum("ij,ij->i", out, out, out=sigma2), width, out=sigma2)
+        np.divide(row_dots(out, out, out=sigma2), width, out=sigma2)
         out *= (1 / np.sqrt(sigma2 + eps))[:, None]
         if scale is not None:
             out *= scale
@@ -292,8 +292,8 @@ def _ln_grad_rows(x, dy, mean, inv_std, scale, dx, sums, wanted):
     if dx is not None:
         h = np.multiply(dy_s, scale, out=dy_s) if scale is not None else dy_s    # in dx's memory
         width = dy.dtype.type(x.shape[1])
-        xc *= (np.einsum("ij,ij->i", h, xc) / width * inv_std * inv_std)[:, None]
-        xc += (np.einsum("ij->i", h) / width)[:, None]
+        xc *= (row_dots(h, xc) / width * inv_std * inv_std)[:, None]
+        xc += (row_sums(h) / width)[:, None]
         h -= xc
 
 

@@ -20,6 +20,25 @@ import numpy as np
 from . import parallel
 
 BLOCK_ELEMENTS = 1 << 16   # 256 KiB of float32 per operand: a kernel's few operands stay in L2
+EINSUM_WIDTH = 512         # rows up to this wide are summed by einsum (``row_sums``)
+
+
+def row_sums(a, out=None):
+    """The sum of each row of the 2-D ``a``: by ``einsum`` for rows up to ``EINSUM_WIDTH`` (one
+    pass without NumPy's per-row reduction overhead, at most a few dozen terms a SIMD lane), by
+    ``np.add.reduce``'s pairwise summation for wider ones (einsum adds sequentially, ~10x less
+    accurate on 150K-wide softmax rows, and above 8192 its bits depend on how many rows a call
+    gets: review findings).  Either way a row's bits depend on that row only."""
+    if a.shape[1] <= EINSUM_WIDTH:
+        return np.einsum("ij->i", a, out=out)
+    return np.add.reduce(a, axis=1, out=out)
+
+
+def row_dots(a, b, out=None):
+    """The dot product of each row of ``a`` with the same row of ``b`` (as ``row_sums``)."""
+    if a.shape[1] <= EINSUM_WIDTH:
+        return np.einsum("ij,ij->i", a, b, out=out)
+    return np.add.reduce(a * b, axis=1, out=out)
 
 
 def _step(rows: int, width: int, max_blocks) -> int:

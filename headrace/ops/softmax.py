@@ -10,7 +10,8 @@ on that row only:
   Both are softmax; they differ in rounding only.  With a sum of at least 1 an exp term is
   subnormal only where the result is below the smallest normal number, where the shifted form's
   result is subnormal too: the absolute error there is a subnormal's rounding in both.
-- gradient: ``dX = (dOut - sum(dOut * Out)) * Out`` with the row dot products by one einsum pass.
+- gradient: ``dX = (dOut - sum(dOut * Out)) * Out`` with the row dot products in one pass
+  (``rowblocks.row_dots``).
 
 Other axes keep the strided form: ``exp(x - max) / sum`` over the axis, rows split over threads.
 Buffers: both kernels compute into a handed ``out`` buffer (``X``'s own for the forward,
@@ -25,7 +26,7 @@ from .gradrule import Gradient
 from .infer_helpers import normalize_axes
 from .parallel import chunked
 from .registry import register
-from .rowblocks import for_blocks
+from .rowblocks import for_blocks, row_dots, row_sums
 
 
 def _softmax_infer(ctx):
@@ -56,8 +57,8 @@ def softmax(x: np.ndarray, axis: int, buf=None) -> np.ndarray:
 
     def block(index, start, stop):
         _softmax_rows(rows[start:stop], out_rows[start:stop], shared)
-    for_blocks(block, *rows.shape, rowwise=True)
-    return out
+    for_blocks(block, *rows.shape, rowwise=not shared)   # in place: block by block, each block's
+    return out                                            # exp in a block-sized scratch array
 
 
 def _softmax_rows(x, out, shared):
@@ -66,12 +67,12 @@ def _softmax_rows(x, out, shared):
     e = np.empty_like(x) if shared else out
     with np.errstate(over="ignore", under="ignore"):   # an overflowing row is redone below
         np.exp(x, out=e)
-        total = np.einsum("ij->i", e)
+        total = row_sums(e)
     redo = np.flatnonzero(~((total >= 1) & (total < np.inf)))   # NaN fails both
     if redo.size:
         shifted = x[redo] - np.max(x[redo], axis=1, keepdims=True)
         np.exp(shifted, out=shifted)
-        e[redo] = shifted / np.einsum("ij->i", shifted)[:, None]
+        e[redo] = shifted / row_sums(shifted)[:, None]
         total[redo] = 1
     np.divide(e, total[:, None], out=out)
 
@@ -117,7 +118,7 @@ def _softmax_grad_kernel(ins, attrs, ctx):
 
 def _softmax_grad_rows(o, dout, dx):
     """(dOut - rowdot(dOut, Out)) * Out for a block of rows; ``dx`` may be dOut's memory."""
-    dot = np.einsum("ij,ij->i", dout, o)
+    dot = row_dots(dout, o)
     np.subtract(dout, dot[:, None], out=dx)
     dx *= o
 
