@@ -6,7 +6,7 @@
   0: raise ``NonFiniteError`` at the first op output holding one; 1: warn (``NonFiniteWarning``,
   once per op output and run) and go on.  The reference's levels 2 and 3 (print statistics of
   every tensor) are not supported and refused.
-- ``FLAGS_paddle_num_threads`` (int >= 1): threads a large element-wise or row-wise kernel may
+- ``FLAGS_paddle_num_threads`` (int, 1 to 256): threads a large element-wise or row-wise kernel may
   split its work over (``ops/parallel.py``).  Default: the BLAS/OpenMP thread setting
   (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``), else the CPU count, at
   most 8 (the reference's default is 1; it uses the flag for its math library's threads).
@@ -63,9 +63,10 @@ def _parse_threads(name, value) -> int:
     try:
         count = int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a thread count (an integer >= 1), got {value!r}") from None
-    if isinstance(value, (bool, float)) or count < 1:
-        raise ValueError(f"{name}: expected a thread count (an integer >= 1), got {value!r}")
+        count = 0
+    if isinstance(value, (bool, float)) or not 1 <= count <= _MAX_THREAD_FLAG:
+        raise ValueError(f"{name}: expected a thread count (an integer from 1 to {_MAX_THREAD_FLAG}), "
+                         f"got {value!r}")
     return count
 
 
@@ -80,7 +81,8 @@ def _parse_keep_mb(name, value) -> int:
 
 
 _MAX_KEEP_MB = 1024
-_MAX_THREADS = 8
+_MAX_THREADS = 8            # the default's cap
+_MAX_THREAD_FLAG = 256      # the flag's: each thread is a pool worker with its own stack
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 

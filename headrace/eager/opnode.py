@@ -20,6 +20,7 @@ for the node's line is used (one per prepared op, call site and NaN-check level)
 from __future__ import annotations
 
 import operator
+import sys
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from ..core.callsite import text
 from ..core.errors import HeadraceError, is_wrapped, where
 from ..core.names import EMPTY_VAR_NAME, grad_name
 from ..ops.gradrule import GradMaker
+from ..ops.kernel import KernelContext
 from ..ops.registry import Meta, lookup, resolve_attrs
 from ..ops.step import CHECK_KERNELS, Step
 from . import tape
@@ -96,9 +98,32 @@ def _compile(grad_ops, saved_names, out_grad_names, in_grad_names):
             slots = tuple(-1 if n == EMPTY_VAR_NAME else index.setdefault(n, len(index)) for n in names)
             out_spec.append((slot, slots if many else slots[0], many))
         random_op = bool(opdef.random)
-        program.append((opdef, attrs, ctx, in_spec, tuple(out_spec), random_op, entry))
+        program.append([opdef, attrs, ctx, in_spec, tuple(out_spec), random_op, entry, None])
     results = tuple(index.setdefault(name, len(index)) for name in in_grad_names)
-    return tuple(program), results, len(index)
+    _plan_donations(program, range(len(saved_names), len(saved_names) + len(out_grad_names)), results)
+    return tuple(tuple(step) for step in program), results, len(index)
+
+
+def _plan_donations(program, out_grads, results):
+    """Mark the steps that may write their output into an output gradient they read, as the
+    static inplace pass hands Out@GRAD's buffer to X@GRAD: the op is registered ``buffers=True``
+    with ``inplace`` naming that input, no other step reads the gradient and the node does not
+    return it.  ``apply`` then donates the array if backward holds the only reference to it."""
+    readers = {}
+    for step in program:
+        for _, at, many in step[3]:
+            for i in at if many else (at,):
+                readers[i] = readers.get(i, 0) + 1
+    for step in program:
+        opdef, in_spec, out_spec = step[0], step[3], step[4]
+        if not opdef.buffers or not opdef.inplace:
+            continue
+        for out_slot, in_slot in opdef.inplace.items():
+            at = next((at for slot, at, many in in_spec if slot == in_slot and not many), None)
+            written = any(slot == out_slot and not many and i >= 0 for slot, i, many in out_spec)
+            if at in out_grads and readers[at] == 1 and at not in results and written:
+                step[7] = (out_slot, at)
+                break
 
 
 def make_plan(op_type, opdef, attrs, in_slots, out_slots, requires, floating, callsite) -> RecordPlan:
@@ -176,6 +201,30 @@ def grad_step(entry, op_type, callsite):
     return step
 
 
+def _donatable(values, at) -> bool:
+    """Whether ``values[at]``, an output gradient in ``OpNode.apply``, owns its memory and is held
+    by nothing but the backward pass: the node's ``out_grads`` list and its ``values`` list.  The
+    array is never bound to a local name here or in the calibration (``_EXCLUSIVE``), so a tracer
+    keeping a snapshot of frame locals cannot make the two counts differ; anything holding the
+    array raises its count (no donation)."""
+    return type(values[at]) is np.ndarray and values[at].size >= _DONATE_MIN and values[at].base is None \
+        and values[at].flags.writeable and _refcount(values[at]) == _EXCLUSIVE
+
+
+_DONATE_MIN = 1 << 12   # elements: below, a fresh array costs no more than the checks
+
+
+def _exclusive_refcount() -> int:
+    """``sys.getrefcount`` of an array held by two lists only, passed as ``_donatable`` passes it."""
+    out_grads = [np.empty(1)]
+    values = [] + out_grads
+    return _refcount(values[0])
+
+
+_refcount = sys.getrefcount
+_EXCLUSIVE = _exclusive_refcount()
+
+
 class OpNode(tape.Node):
     """One forward op: its plan, the arrays its gradient ops read, the user's line."""
 
@@ -220,20 +269,25 @@ class OpNode(tape.Node):
                 meta = self.out_metas[at - len(saved)]
                 values[at] = np.zeros(meta.shape, meta.dtype)
             at += 1
-        direct = not CHECK_KERNELS and flags._nan_inf is None
-        for opdef, attrs, ctx, in_spec, out_spec, random_op, entry in plan.program:
+        grad = None                     # (a donation counts the references to a gradient)
+        checked = flags._nan_inf is not None   # (its report reads the inputs after the kernel: no donations)
+        direct = not CHECK_KERNELS and not checked
+        for opdef, attrs, ctx, in_spec, out_spec, random_op, entry, donate in plan.program:
+            buffers = None
+            if donate is not None and not checked and _donatable(values, donate[1]):
+                buffers = {donate[0]: values[donate[1]]}
             ins = {}
             for slot, at, many in in_spec:
                 ins[slot] = [values[i] for i in at] if many else values[at]
             if direct and not random_op:
                 try:
-                    outs = opdef.kernel(ins, attrs, ctx)
+                    outs = opdef.kernel(ins, attrs, ctx if buffers is None else KernelContext(ctx.wanted, buffers))
                 except Exception as exc:
                     if is_wrapped(exc):
                         raise
                     raise grad_step(entry, plan.op_type, self.site).error(exc, ins) from exc
             else:
-                outs = grad_step(entry, plan.op_type, self.site).call(ins)
+                outs = grad_step(entry, plan.op_type, self.site).call(ins, buffers)
             for slot, at, many in out_spec:
                 if many:
                     for i, value in zip(at, outs[slot]):
@@ -304,3 +358,4 @@ def record(plan, tensors, outputs, callsite) -> None:
 
 
 _ONE_OUTPUT = (None,)   # the out_metas of a node of one output (see record)
+

@@ -353,6 +353,7 @@ def _apply_node(node, out_grads) -> list:
             break
     else:
         return [None] * len(node.edges)
+    grad = None   # (a donation in ``node.apply`` counts the references to a gradient)
     enabled, recorded = grad_enabled, recording
     grad_enabled = recording = False
     try:
@@ -375,6 +376,7 @@ def _run_backward(roots, root_grads, retain_graph, boundary, sink, watch, notify
             starts[node] = True
         else:
             _to_leaf(edge, grad, sink)
+    tensor = grad = None   # (see the end of the loop below)
     nodes = _reachable(starts, boundary)
     leaves = _LeafCounter(nodes, roots) if grad_listeners and notify else None
     for node in nodes:
@@ -398,5 +400,8 @@ def _run_backward(roots, root_grads, retain_graph, boundary, sink, watch, notify
                     _to_leaf(edge, grad, sink)
                 if leaves is not None and edge is not None:
                     leaves.arrived(edge)
+        # drop this node's references to the gradients it passed on: a parent's ``apply`` may then
+        # write into a gradient only it holds (``OpNode._plan_donations``)
+        in_grads = grad = grads = old = None
     if leaves is not None:
         leaves.done()

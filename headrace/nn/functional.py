@@ -152,25 +152,26 @@ _TENSORS = (Tensor, Parameter)
 
 
 def _fusable_linear(x, weight, bias) -> bool:
-    """Whether eager ``linear`` may run as one ``fused_gemm_epilogue``: x of rank >= 2, a 2-D
-    weight and the conditions of ``_fusable_bias``."""
-    return _tensors(x, weight, bias) and len(x.shape) >= 2 and len(weight.shape) == 2 \
-        and _fusable_bias(x, weight, bias, 1)
-
-
-def _tensors(*values) -> bool:
-    return all(type(v) in _TENSORS for v in values)
-
-
-def _fusable_bias(x, weight, bias, out_axis) -> bool:
-    """Whether an eager layer may add its bias inside its product's op (``fused_gemm_epilogue``,
-    ``fused_conv2d_add_act``): Tensors (anything else gets the ops' own type errors), a bias of
-    exactly [weight.shape[out_axis]] (a broadcasting bias such as [1] keeps elementwise_add's
-    rules) and of x's dtype, and not a bias-only gradient (frozen x and weight: the two ops then
-    keep neither alive for backward)."""
-    if not _tensors(x, weight, bias) or len(weight.shape) <= out_axis:
+    """Whether eager ``linear`` may run as one ``fused_gemm_epilogue``: Tensors (anything else
+    gets the ops' own type errors), x of rank >= 2, a 2-D weight and a bias of exactly [out]
+    (a broadcasting bias such as [1] keeps elementwise_add's rules), and not a bias-only
+    gradient (frozen x and weight: the two ops then keep neither alive for backward).  (Checked
+    on every call of every Linear layer: kept to a few attribute reads.)"""
+    if not (type(x) in _TENSORS and type(weight) in _TENSORS and type(bias) in _TENSORS):
         return False
-    if tuple(bias.shape) != (weight.shape[out_axis],) or bias.dtype != x.dtype:
+    w_shape = weight.shape
+    if len(x.shape) < 2 or len(w_shape) != 2 or tuple(bias.shape) != (w_shape[1],):
+        return False
+    return not (x.stop_gradient and weight.stop_gradient and not bias.stop_gradient)
+
+
+def _fusable_conv_bias(x, weight, bias) -> bool:
+    """Whether eager ``conv2d`` may run as one ``fused_conv2d_add_act``: as ``_fusable_linear``,
+    with a 4-D weight, a bias of exactly [out_channels] and of x's dtype."""
+    if not (type(x) in _TENSORS and type(weight) in _TENSORS and type(bias) in _TENSORS):
+        return False
+    w_shape = weight.shape
+    if len(w_shape) != 4 or tuple(bias.shape) != (w_shape[0],) or bias.dtype != x.dtype:
         return False
     return not (x.stop_gradient and weight.stop_gradient and not bias.stop_gradient)
 
@@ -201,8 +202,7 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data
     key = _key("conv2d", name)
     attrs = {"strides": _pair(stride, "stride"), "paddings": paddings, "padding_algorithm": algorithm,
              "dilations": _pair(dilation, "dilation"), "groups": groups, "data_format": data_format}
-    if bias is not None and not depthwise and in_dynamic_mode() and len(weight.shape) == 4 \
-            and _fusable_bias(x, weight, bias, 0):
+    if bias is not None and not depthwise and in_dynamic_mode() and _fusable_conv_bias(x, weight, bias):
         return apply_op_single("fused_conv2d_add_act", {"Input": x, "Filter": weight, "Bias": bias}, attrs,
                                out_slot="Output", name_key=key)
     out = apply_op_single("depthwise_conv2d" if depthwise else "conv2d", {"Input": x, "Filter": weight}, attrs,

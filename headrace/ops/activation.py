@@ -1,4 +1,4 @@
-"""Activations: elementwise functions of one tensor X -> Out of X's shape and dtype, and softmax.
+"""Activations: elementwise functions of one tensor X -> Out of X's shape and dtype (softmax: ops/softmax.py).
 
 Every op here may overwrite its input (``inplace={"Out": "X"}``).  Inputs are float32/float64
 (``abs`` and ``square`` also take int32/int64).  Kernels stay in the input's dtype, except that
@@ -25,7 +25,6 @@ import numpy as np
 
 from ..core.dtypes import float32, float64, int32, int64
 from .gradrule import Gradient, grad_slot
-from .infer_helpers import normalize_axes
 from .kernel import store
 from . import parallel
 from .parallel import chunked
@@ -330,73 +329,3 @@ _register_unary("square", lambda x, attrs, buf: np.multiply(x, x, out=buf), "Out
                 grad=("X", _square_grad), allowed=NUMBERS)
 _register_unary("abs", lambda x, attrs, buf: np.abs(x, out=buf), "Out = |X|", grad=("X", _abs_grad),
                 allowed=NUMBERS)
-
-
-# --- softmax -------------------------------------------------------------------------------------
-def _softmax_infer(ctx):
-    dtype = ctx.check_dtype("X", FLOATS)
-    shape = ctx.shape("X")
-    try:
-        normalize_axes([ctx.attr("axis")], len(shape), "axis")
-    except ValueError:
-        ctx.fail_attr("axis", f"an axis in [-{max(len(shape), 1)}, {max(len(shape), 1)}) "
-                              f"for X of rank {len(shape)}", ctx.attr("axis"))
-    ctx.set("Out", shape, dtype)
-
-
-def softmax(x: np.ndarray, axis: int, buf=None) -> np.ndarray:
-    """exp(x - max) / sum(exp(x - max)) along ``axis``; a 0-D input gives 1.  Shared with loss.py.
-    Computed in place in one C-contiguous array: ``buf`` (maybe ``x``) if handed, else a fresh
-    one, so the sums see the same memory order either way."""
-    if x.ndim == 0:
-        return np.ones_like(x)
-    out = np.empty(x.shape, x.dtype) if buf is None else buf
-    axis = axis % x.ndim - x.ndim   # counted from the end: pieces merge the leading axes
-
-    def rows(x, out):
-        np.subtract(x, np.max(x, axis=axis, keepdims=True), out=out)
-        np.exp(out, out=out)
-        np.divide(out, np.sum(out, axis=axis, keepdims=True), out=out)
-    return chunked(rows, out, x, keep=-axis)   # rows split over threads, never the axes reduced
-
-
-def _softmax_grad_kernel(ins, attrs, ctx):
-    """dX = Out * (dOut - sum(dOut * Out, axis)): one full-size temporary (none when a buffer
-    other than dOut is handed; a handed buffer is used only for C-contiguous inputs, so the sum
-    sees the same memory order)."""
-    if DX not in ctx.wanted:
-        return {}
-    o, dout = ins["Out"], ins[DOUT]
-    if o.ndim == 0:  # softmax of a scalar is the constant 1
-        return {DX: np.zeros_like(dout)}
-    buf = ctx.buffer(DX, dout.shape, dout.dtype)
-    contiguous = o.flags.c_contiguous and dout.flags.c_contiguous
-    if buf is not None and not contiguous:
-        buf = None
-    axis = attrs["axis"] % o.ndim - o.ndim   # counted from the end: pieces merge the leading axes
-
-    def rows(o, dout, buf):
-        tmp = dout * o if buf is None or np.may_share_memory(buf, dout) else np.multiply(dout, o, out=buf)
-        dot = tmp.sum(axis=axis, keepdims=True)
-        dx = tmp if buf is None else buf
-        np.subtract(dout, dot, out=dx)
-        dx *= o
-        return dx
-    if contiguous and parallel.worth(o.size):   # rows split over threads, never the axes reduced
-        return {DX: chunked(rows, np.empty(o.shape, o.dtype) if buf is None else buf, o, dout, keep=-axis)}
-    return {DX: rows(o, dout, buf)}
-
-
-register(
-    "softmax",
-    inputs=["X"],
-    outputs=["Out"],
-    attrs={"axis": -1},
-    infer=_softmax_infer,
-    kernel=lambda ins, attrs, ctx: {"Out": softmax(ins["X"], attrs["axis"], ctx.buffer_like("Out", ins["X"]))},
-    grad=Gradient(_softmax_grad_kernel, inputs=(), outputs=("Out",), like={DX: "Out"}, inplace={DX: DOUT},
-                  buffers=True),
-    buffers=True,
-    inplace={"Out": "X"},
-    doc="Out = exp(X) / sum(exp(X)) along `axis`, computed as exp(X - max) / sum(exp(X - max))",
-)

@@ -132,7 +132,7 @@ def convolve(x, w, strides, pads, dilations, groups, bias=None):
     def block_side_by_side(start, stop):   # columns [g, C/g*kh*kw, B*OH*OW]: one wider product
         cols = np.empty(win.shape[1:4] + (stop - start,) + win.shape[4:], x.dtype)
         cols[...] = win[start:stop].transpose(1, 2, 3, 0, 4, 5)
-        product = np.matmul(filters, cols.reshape(groups, cg * kh * kw, -1))
+        product = np.matmul(filters, cols.reshape(groups, cg * kh * kw, (stop - start) * oh * ow))
         out[start:stop] = product.reshape(groups, m // groups, stop - start, oh * ow).transpose(2, 0, 1, 3)
         if per_channel is not None:
             out[start:stop] += per_channel

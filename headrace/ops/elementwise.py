@@ -122,9 +122,10 @@ def _channel_sums(grad, axes):
     the leading axes on threads (each row alone: the same bits for any thread count), then those
     sums over the leading axes.  None for other axes (the last axis kept: rows of it are added
     whole, the plain sum is as fast)."""
+    if axes[-1] != grad.ndim - 1 or grad.dtype not in (np.float32, np.float64) or not grad.size:
+        return None               # the last axis kept (a Linear's bias: the common case, first)
     kept = [i for i in range(grad.ndim) if i not in axes]
-    if grad.dtype not in (np.float32, np.float64) or not kept or kept[-1] == grad.ndim - 1 \
-            or kept[-1] - kept[0] + 1 != len(kept):
+    if not kept or kept[-1] - kept[0] + 1 != len(kept):
         return None
     lead, run = int(np.prod(grad.shape[:kept[0]])), int(np.prod(grad.shape[kept[0]:kept[-1] + 1]))
     rows = grad.reshape(lead, run, -1)

@@ -21,6 +21,7 @@ from .elementwise import check_float
 from .infer_helpers import prod
 from .gradrule import Gradient, grad_slot
 from .parallel import chunked
+from .rowblocks import block_count, combine, for_blocks, row_dots, row_sums
 from .registry import optional, register
 
 _LAYOUTS = ("NCHW", "NHWC", "AnyLayout")
@@ -81,8 +82,8 @@ def _bn_global_stats(attrs) -> bool:
 
 def _bn_kernel(ins, attrs, ctx):
     """Over a [pre, C, post] view (no transposes for NCHW or NHWC), in one fresh array: y = x -
-    mean, var = mean(y * y) per channel (one einsum pass), then y *= Scale / sqrt(var + eps) and
-    y += Bias in place.  The element-wise passes run on pieces of ``pre`` on threads (``chunked``);
+    mean, var = mean(y * y) per channel (the variance by einsum), then y *= Scale / sqrt(var + eps)
+    and y += Bias in place.  The element-wise passes run on pieces of ``pre`` on threads (``chunked``);
     the per-channel sums stay whole, so results are bit-identical for any thread count."""
     x, scale, bias, mean, var = ins["X"], ins["Scale"], ins["Bias"], ins["Mean"], ins["Variance"]
     axis = _bn_channel_axis(x.ndim, attrs["data_layout"])
@@ -95,7 +96,7 @@ def _bn_kernel(ins, attrs, ctx):
         mean_out, var_out = mean.copy(), var.copy()
         y = _centered(x3, use_mean, compute)
     else:
-        use_mean = np.sum(x3, axis=(0, 2), dtype=compute) / count
+        use_mean = np.sum(x3, axis=(0, 2), dtype=compute) / count   # not einsum: its sums are sequential
         y = _centered(x3, use_mean, compute)
         use_var = np.einsum("pcs,pcs->c", y, y) / count
         mean_out = momentum * mean + (1.0 - momentum) * use_mean
@@ -142,12 +143,12 @@ def _bn_grad(ins, attrs, wanted, batch_means):
     batch_dx = want_dx and not global_stats   # needs the sums below; moving statistics do not
     result = {}
     if grad_slot("Bias") in wanted or batch_dx:
-        dbias = dy3.sum(axis=(0, 2))
+        dbias = dy3.sum(axis=(0, 2))   # (not einsum: see the mean in _bn_kernel)
         if grad_slot("Bias") in wanted:
             result[grad_slot("Bias")] = dbias.astype(scale.dtype, copy=False)
     if grad_slot("Scale") in wanted or batch_dx:
-        x_hat = _centered(x.reshape(view), mean, compute, inv_std)    # a fresh buffer
-        dscale = np.einsum("pcs,pcs->c", dy3, x_hat)
+        x_c = _centered(x.reshape(view), mean, compute)    # X - SavedMean in a fresh buffer
+        dscale = np.einsum("pcs,pcs->c", dy3, x_c) * inv_std.astype(compute, copy=False)
         if grad_slot("Scale") in wanted:
             result[grad_slot("Scale")] = dscale.astype(scale.dtype, copy=False)
     if want_dx:
@@ -156,33 +157,28 @@ def _bn_grad(ins, attrs, wanted, batch_means):
             dx = dy3 * factor
         else:
             dscale_mean, dbias_mean = batch_means(dscale, dbias, x.size // channels)
-            dx = bn_input_grad(dy3, x_hat, dscale_mean, dbias_mean, factor)
+            dx = bn_input_grad(dy3, x_c, dscale_mean * inv_std, dbias_mean, factor)
         result[grad_slot("X")] = dx.reshape(x.shape).astype(x.dtype, copy=False)
     return result
 
 
-def bn_input_grad(dy3, x_hat, dscale_mean, dbias_mean, factor):
-    """Batch-statistics X@GRAD over [pre, C, post] views: ``factor * (dy - dbias_mean - x_hat *
-    dscale_mean)`` per channel, built in ``x_hat``'s buffer (pieces of ``pre`` on threads)."""
-    def piece(dy, dscale_mean, dbias_mean, factor, out):   # out: the piece of x_hat
-        out *= dscale_mean
+def bn_input_grad(dy3, x_c, x_c_factor, dbias_mean, factor):
+    """Batch-statistics X@GRAD over [pre, C, post] views: ``factor * (dy - dbias_mean - x_c *
+    x_c_factor)`` per channel (x_c = X - mean, x_c_factor = inv_std * mean(dY * x_hat): the
+    x_hat term), built in ``x_c``'s buffer (pieces of ``pre`` on threads)."""
+    def piece(dy, x_c_factor, dbias_mean, factor, out):   # out: the piece of x_c
+        out *= x_c_factor
         out += dbias_mean
         np.subtract(dy, out, out=out)
         out *= factor
-    return chunked(piece, x_hat, dy3, dscale_mean.reshape(1, -1, 1), dbias_mean.reshape(1, -1, 1), factor)
+    return chunked(piece, x_c, dy3, x_c_factor.reshape(1, -1, 1), dbias_mean.reshape(1, -1, 1), factor)
 
 
-def _centered(x3, mean, compute, inv_std=None):
-    """Fresh ``(x3 - mean) [* inv_std]`` per channel of a [pre, C, post] view, in ``compute``
-    dtype, on pieces of ``pre`` on threads."""
-    out = np.empty(x3.shape, compute)
-
-    def piece(x, m, *rest):   # rest: (the piece of inv_std,) and the piece of out
-        o = np.subtract(x, m, out=rest[-1])
-        if inv_std is not None:
-            o *= rest[0]
-    ins = (x3, mean.reshape(1, -1, 1)) + (() if inv_std is None else (inv_std.reshape(1, -1, 1),))
-    return chunked(piece, out, *ins)
+def _centered(x3, mean, compute):
+    """Fresh ``x3 - mean`` per channel of a [pre, C, post] view, in ``compute`` dtype, on pieces
+    of ``pre`` on threads."""
+    return chunked(lambda x, m, out: np.subtract(x, m, out=out), np.empty(x3.shape, compute), x3,
+                   mean.reshape(1, -1, 1))
 
 
 def _scale_shift(scale, shift, y):
@@ -228,63 +224,77 @@ def _ln_infer(ctx):
 
 
 def _ln_kernel(ins, attrs, ctx):
-    """Per row: y = x - mean, var = mean(y * y), y *= 1 / sqrt(var + eps), then Scale and Bias,
-    all in one fresh array (a pass over memory per step); rows split over threads."""
+    """Per row: y = x - mean, var = mean(y * y), y *= 1 / sqrt(var + eps), then Scale and Bias, in
+    one fresh array; rows in blocks on threads (``rowblocks``; one block when not split)."""
     x, scale, bias = ins["X"], ins.get("Scale"), ins.get("Bias")
     axis = attrs["begin_norm_axis"]
     stat = np.float32 if x.dtype == np.float16 else x.dtype.type
-    rows = x.reshape(int(np.prod(x.shape[:axis], dtype=np.int64)), -1)
-    y, mean, var = np.empty(rows.shape, stat), np.empty((rows.shape[0], 1), stat), np.empty((rows.shape[0], 1), stat)
+    rows = np.ascontiguousarray(x.reshape(prod(x.shape[:axis]), prod(x.shape[axis:])))
+    y, mean, var = np.empty(rows.shape, stat), np.empty(rows.shape[0], stat), np.empty(rows.shape[0], stat)
+    eps, width = stat(attrs["epsilon"]), stat(rows.shape[1])
 
-    def normalize(rows, y, mean, var):
-        np.mean(rows, axis=1, dtype=stat, out=mean[:, 0])
-        np.subtract(rows, mean, out=y, dtype=stat)
-        np.einsum("ij,ij->i", y, y, out=var[:, 0])
-        var /= stat(y.shape[1])
-        y *= 1 / np.sqrt(var + stat(attrs["epsilon"]))
+    def normalize(index, start, stop):
+        x, out, mu, sigma2 = rows[start:stop].astype(stat, copy=False), y[start:stop], mean[start:stop], var[start:stop]
+        np.divide(row_sums(x, out=mu), width, out=mu)
+        np.subtract(x, mu[:, None], out=out)
+        np.divide(row_dots(out, out, out=sigma2), width, out=sigma2)
+        out *= (1 / np.sqrt(sigma2 + eps))[:, None]
         if scale is not None:
-            y *= scale
+            out *= scale
         if bias is not None:
-            y += bias
-    chunked(normalize, (y, mean, var), rows, keep=1)
-    return {"Y": y.reshape(x.shape).astype(x.dtype, copy=False), "Mean": mean[:, 0], "Variance": var[:, 0]}
+            out += bias
+    for_blocks(normalize, *rows.shape, rowwise=True)
+    return {"Y": y.reshape(x.shape).astype(x.dtype, copy=False), "Mean": mean, "Variance": var}
+
+
+_LN_BLOCKS = 16   # at most: the column sums' partials of wide rows take at most 32 rows' memory
 
 
 def _ln_grad_kernel(ins, attrs, ctx):
     """Per row (the dims from begin_norm_axis on), with x_hat = (x - mean) * inv_std and
     g = dY * Scale: X@GRAD = inv_std * (g - mean(g) - x_hat * mean(g * x_hat));
-    Scale@GRAD = column sums of dY * x_hat; Bias@GRAD = column sums of dY.  The row-wise steps
-    split rows over threads; the column sums run over all rows at once."""
-    x, dy, scale = ins["X"], ins[grad_slot("Y")], ins.get("Scale")
-    mean, var = ins["Mean"], ins["Variance"]
-    rows_shape = (mean.shape[0], -1)
-    compute = mean.dtype
+    Scale@GRAD = column sums of dY * x_hat; Bias@GRAD = column sums of dY.  Block by block of
+    rows (``rowblocks``), the column sums as per-block partials added in block order."""
+    mean, compute, wanted = ins["Mean"], ins["Mean"].dtype, ctx.wanted
+    rows = np.ascontiguousarray(ins["X"].reshape(mean.shape[0], prod(ins["X"].shape[attrs["begin_norm_axis"]:])))
+    dy = np.ascontiguousarray(ins[grad_slot("Y")].reshape(rows.shape))
+    inv_std = 1.0 / np.sqrt(ins["Variance"] + np.asarray(attrs["epsilon"], compute))
+    dx = np.empty(rows.shape, compute) if grad_slot("X") in wanted else None
+    sums = np.empty((block_count(*rows.shape, _LN_BLOCKS), 2, rows.shape[1]), compute)   # dY * x_hat, dY
+
+    def block(index, start, stop):
+        _ln_grad_rows(rows[start:stop], dy[start:stop].astype(compute, copy=False), mean[start:stop],
+                      inv_std[start:stop], ins.get("Scale"), None if dx is None else dx[start:stop],
+                      sums[index], wanted)
+    for_blocks(block, *rows.shape, _LN_BLOCKS)
     result = {}
-    dy2 = dy.reshape(rows_shape).astype(compute, copy=False)
-    if grad_slot("Bias") in ctx.wanted:
-        result[grad_slot("Bias")] = dy2.sum(axis=0).astype(ins["Bias"].dtype, copy=False)
-    if not ctx.wanted & {grad_slot("X"), grad_slot("Scale")}:
-        return result
-    inv_std = (1.0 / np.sqrt(var + np.asarray(attrs["epsilon"], compute)))[:, None]
-    x2 = x.reshape(rows_shape)
-    x_hat = np.empty(x2.shape, compute)                # a fresh buffer: x_hat, then X@GRAD
-    chunked(lambda x2, mean, inv_std, x_hat: np.multiply(np.subtract(x2, mean, out=x_hat, dtype=compute),
-                                                         inv_std, out=x_hat),
-            x_hat, x2, mean[:, None], inv_std, keep=1)
-    if grad_slot("Scale") in ctx.wanted:
-        result[grad_slot("Scale")] = np.einsum("ij,ij->j", dy2, x_hat).astype(scale.dtype, copy=False)
-    if grad_slot("X") in ctx.wanted:
-        def dx_rows(dy2, inv_std, x_hat):
-            g = dy2 * scale if scale is not None else dy2
-            width = x_hat.shape[1]
-            mean_gx = np.einsum("ij,ij->i", g, x_hat) / width
-            x_hat *= mean_gx[:, None]           # dx = inv_std * (g - mean(g) - x_hat * mean_gx), in x_hat
-            dx = np.subtract(g, x_hat, out=x_hat)
-            dx -= (g.sum(axis=1) / width)[:, None]
-            dx *= inv_std
-        chunked(dx_rows, x_hat, dy2, inv_std, keep=1)
-        result[grad_slot("X")] = x_hat.reshape(x.shape).astype(x.dtype, copy=False)
+    for index, slot in enumerate(("Scale", "Bias")):
+        if grad_slot(slot) in wanted:
+            result[grad_slot(slot)] = combine(sums[:, index]).astype(ins[slot].dtype, copy=False)
+    if dx is not None:
+        result[grad_slot("X")] = dx.reshape(ins["X"].shape).astype(ins["X"].dtype, copy=False)
     return result
+
+
+def _ln_grad_rows(x, dy, mean, inv_std, scale, dx, sums, wanted):
+    """One block of rows of the layer_norm gradient, with xc = x - mean and dy_s = dY * inv_std
+    (so dy_s * xc = dY * x_hat and h = dy_s * Scale = g * inv_std):
+    Scale@GRAD partial = column sums of dy_s * xc; Bias@GRAD partial = column sums of dY;
+    X@GRAD = h - mean(h) - xc * inv_std^2 * mean(h * xc)  (= inv_std * (g - mean(g) - x_hat * mean(g x_hat)))."""
+    if grad_slot("Bias") in wanted:
+        np.einsum("ij->j", dy, out=sums[1])
+    if dx is None and grad_slot("Scale") not in wanted:
+        return
+    xc = np.subtract(x, mean[:, None], dtype=dy.dtype)
+    dy_s = np.multiply(dy, inv_std[:, None], out=dx if dx is not None else None)
+    if grad_slot("Scale") in wanted:
+        np.einsum("ij,ij->j", dy_s, xc, out=sums[0])
+    if dx is not None:
+        h = np.multiply(dy_s, scale, out=dy_s) if scale is not None else dy_s    # in dx's memory
+        width = dy.dtype.type(x.shape[1])
+        xc *= (row_dots(h, xc) / width * inv_std * inv_std)[:, None]
+        xc += (row_sums(h) / width)[:, None]
+        h -= xc
 
 
 register(

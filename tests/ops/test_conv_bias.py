@@ -143,3 +143,20 @@ def test_eager_conv2d_keeps_the_two_ops_where_the_fused_op_would_differ():
     np.testing.assert_array_equal(bias.grad.numpy(), np.full(3, 8.0, "float32"))
     depthwise = paddle.to_tensor(np.ones((4, 1, 3, 3), "float32"), stop_gradient=False)
     assert _eager_conv(x, depthwise, paddle.to_tensor(np.zeros(4, "float32")), groups=2)[1] == "elementwise_add"
+
+
+@pytest.mark.parametrize("xs, ws", [((0, 2, 5, 5), (3, 2, 3, 3)), ((3, 0, 4, 4), (5, 0, 3, 3))])
+def test_empty_batches_and_channels(xs, ws):
+    """An empty batch, or no input channels (the output is the bias alone), forward and gradients
+    (review: the side-by-side columns and the bias sums could not infer a length from an empty
+    array)."""
+    ins = _inputs(xs, ws, "float32")
+    out = _run("fused_conv2d_add_act", ins)["Output"]
+    np.testing.assert_array_equal(out, _reference(ins, {})["Output"])
+    dout = np.ones(out.shape, "float32")
+    grads = _run("fused_conv2d_add_act_grad", dict(ins, **{G("Output"): dout}), {},
+                 (G("Input"), G("Filter"), G("Bias")))
+    assert grads[G("Input")].shape == xs and grads[G("Filter")].shape == ws
+    np.testing.assert_array_equal(grads[G("Bias")], np.full(ws[:1], out[:, 0].size, "float32"))
+    np.testing.assert_array_equal(_run("conv2d", {"Input": ins["Input"], "Filter": ins["Filter"]})["Output"],
+                                  out - ins["Bias"].reshape(1, -1, 1, 1))

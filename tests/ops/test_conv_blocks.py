@@ -39,6 +39,17 @@ def threads():
     paddle.set_flags(old)
 
 
+def _bits_for_thread_counts(threads, x, w, attrs, expected):
+    """The forward's bits with 1, 2 and 3 threads (each checked against ``expected``)."""
+    bits = set()
+    for count in (1, 2, 3):
+        threads(count)
+        out, _ = _conv(x, w, attrs)
+        np.testing.assert_allclose(out, expected, rtol=2e-5, atol=2e-5)
+        bits.add(out.tobytes())
+    return bits
+
+
 @pytest.mark.parametrize("x_shape, w_shape, attrs", CASES)
 def test_forward_blocks_match_the_reference_with_the_same_bits_for_any_block_and_thread_count(
         monkeypatch, threads, x_shape, w_shape, attrs):
@@ -51,11 +62,7 @@ def test_forward_blocks_match_the_reference_with_the_same_bits_for_any_block_and
     bits = set()
     for block_bytes in (1, 600, 1 << 18):          # one sample a block, a few, all in one
         monkeypatch.setattr(conv_gemm, "BLOCK_BYTES", block_bytes)
-        for count in (1, 2, 3):
-            threads(count)
-            out, _ = _conv(x, w, attrs)
-            np.testing.assert_allclose(out, expected, rtol=2e-5, atol=2e-5)
-            bits.add(out.tobytes())
+        bits |= _bits_for_thread_counts(threads, x, w, attrs, expected)
     assert len(bits) == 1
     assert x_shape[0] in blocks      # one block a sample ran on the pool (with 2 or 3 threads)
 
@@ -74,13 +81,7 @@ def test_samples_side_by_side_in_one_product_give_the_same_bits_for_any_thread_c
     real_pieces, real_matmul = parallel.run_pieces, np.matmul
     monkeypatch.setattr(parallel, "run_pieces", lambda fn, pieces: (blocks.append(pieces), real_pieces(fn, pieces)))
     monkeypatch.setattr(conv_gemm.np, "matmul", lambda a, b, **k: products.append(b.shape) or real_matmul(a, b, **k))
-    bits = set()
-    for count in (1, 2, 3):
-        threads(count)
-        out, _ = _conv(x, w, attrs)
-        np.testing.assert_allclose(out, expected, rtol=2e-5, atol=2e-5)
-        bits.add(out.tobytes())
-    assert len(bits) == 1
+    assert len(_bits_for_thread_counts(threads, x, w, attrs, expected)) == 1
     assert blocks and all(stop - start <= 2 for start, stop in blocks[0]) and len(blocks[0]) == -(-x_shape[0] // 2)
     assert products and products[0][-1] == 2 * positions     # [g, C/g*kh*kw, 2 * OH*OW]
 

@@ -212,10 +212,22 @@ def test_a_forked_child_gets_a_working_pool(threads):
     assert child.exitcode == 0
 
 
-@pytest.mark.parametrize("value", [0, -1, "two", 2.5, True, None])
+@pytest.mark.parametrize("value", [0, -1, "two", 2.5, True, None, 257, 10 ** 6])
 def test_the_thread_flag_refuses_what_is_not_a_count(value):
-    with pytest.raises(ValueError, match="FLAGS_paddle_num_threads: expected a thread count"):
+    """Neither a non-count nor a count above 256 (each thread is a pool worker: a mistyped huge
+    value would start that many threads at the first large kernel)."""
+    with pytest.raises(ValueError, match="FLAGS_paddle_num_threads: expected a thread count .*from 1 to 256"):
         paddle.set_flags({"FLAGS_paddle_num_threads": value})
+    assert paddle.get_flags("FLAGS_paddle_num_threads")["FLAGS_paddle_num_threads"] <= 256
+
+
+def test_the_thread_flag_takes_256():
+    old = paddle.get_flags("FLAGS_paddle_num_threads")
+    try:
+        paddle.set_flags({"FLAGS_paddle_num_threads": 256})
+        assert parallel.num_threads() == 256
+    finally:
+        paddle.set_flags(old)
 
 
 def test_the_thread_flag_round_trips(threads):

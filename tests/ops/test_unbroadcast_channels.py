@@ -57,3 +57,15 @@ def test_integer_and_strided_gradients():
     np.testing.assert_array_equal(unbroadcast(ints, (1, 3, 1), (3,)), ints.sum(axis=(0, 2)))
     strided = RNG.standard_normal((4, 5, 3)).astype("float64").transpose(0, 2, 1)   # [4, 3, 5], not contiguous
     np.testing.assert_allclose(unbroadcast(strided, (1, 3, 1), (3,)), strided.sum(axis=(0, 2)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape, aligned", [((0, 3, 4, 4), (1, 3, 1, 1)), ((2, 0, 4, 4), (1, 0, 1, 1)),
+                                            ((2, 3, 0, 4), (1, 3, 1, 1))])
+def test_empty_gradients_sum_to_zeros(shape, aligned):
+    """An empty batch (or channel axis, or image) gives zeros of the operand's shape (review: the
+    row view could not infer its length from an empty array)."""
+    grad = np.ones(shape, "float32")
+    target = tuple(d for d in aligned if d != 1) or (1,)
+    got = unbroadcast(grad, aligned, target)
+    assert got.shape == target
+    np.testing.assert_array_equal(got, np.zeros(target, "float32"))
