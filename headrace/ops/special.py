@@ -132,8 +132,8 @@ _ERFC_P = (-1.29020473089933208e+00, 9.99998243202674164e-01, 3.8112130602890875
            9.32471527691028229e-02, -4.77684110164781905e-02, -2.89055161452896114e-01,
            5.31966574391713909e-01, -1.60882189750212090e+00, 2.73901545725692852e+00,
            -2.33268015054817202e+00, 9.95503399217932849e-01, -1.72321786453484477e-01)
-# Evaluated in u = s t, s = |c11| ** (1 / 11), as Q(u) = P(u / s) = -u**11 + q10 u**10 + ... + q0:
-# Horner starts with one pass (q10 - u), and the factor t / 2 = u / (2 s) (times sqrt 2 for
+# Evaluated in u = s t, s = |c11| ** (1 / 11), as Q(u) = P(u / s) = -u**11 + q10 u**10 + ... + q0
+# (c11 < 0): Horner starts with one pass (q10 - u), and the factor t / 2 = u / (2 s) (times sqrt 2 for
 # |x| Phi(-|x|) = sqrt 2 a erfc(a) / 2) joins the exponent's constant term.
 _ERFC_S = abs(_ERFC_P[-1]) ** (1.0 / (len(_ERFC_P) - 1))
 _ERFC_Q = tuple(c / _ERFC_S ** i for i, c in enumerate(_ERFC_P))
