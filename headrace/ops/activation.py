@@ -25,7 +25,7 @@ import numpy as np
 
 from ..core.dtypes import float32, float64, int32, int64
 from .gradrule import Gradient, grad_slot
-from .kernel import store
+from .kernel import context, store
 from . import parallel
 from .parallel import chunked
 from .registry import register
@@ -289,7 +289,7 @@ def _gelu_grad_kernel(ins, attrs, ctx):
     if x.dtype == np.float32 and not attrs["approximate"]:
         forward = ins.get("Out")
         if forward is None:   # a program built without it (optional slot): the forward again, same bits
-            forward = _float64_chunks(_gelu32, 3, np.empty(x.shape, x.dtype), x)
+            forward = _unary_kernel(_gelu)({"X": x}, attrs, context())["Out"]
         out = np.empty(x.shape, x.dtype) if buf is None else buf   # pieces on several threads:
         return {DX: chunked(lambda *parts: _float64_chunks(_gelu32_grad_from_out, 2, parts[-1], *parts[:-1]),
                             out, x, forward, dout)}
