@@ -358,4 +358,3 @@ def record(plan, tensors, outputs, callsite) -> None:
 
 
 _ONE_OUTPUT = (None,)   # the out_metas of a node of one output (see record)
-
