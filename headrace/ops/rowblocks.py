@@ -35,10 +35,18 @@ def row_sums(a, out=None):
 
 
 def row_dots(a, b, out=None):
-    """The dot product of each row of ``a`` with the same row of ``b`` (as ``row_sums``)."""
+    """The dot product of each row of ``a`` with the same row of ``b`` (as ``row_sums``; wide rows
+    take their products ~``BLOCK_ELEMENTS`` at a time, so the scratch never grows with the array:
+    a review found a full-size temporary in a one-block layer_norm)."""
     if a.shape[1] <= EINSUM_WIDTH:
         return np.einsum("ij,ij->i", a, b, out=out)
-    return np.add.reduce(a * b, axis=1, out=out)
+    if out is None:
+        out = np.empty(a.shape[0], np.result_type(a, b))
+    step = max(1, BLOCK_ELEMENTS // a.shape[1])
+    for start in range(0, a.shape[0], step):
+        rows = slice(start, start + step)
+        np.add.reduce(a[rows] * b[rows], axis=1, out=out[rows])
+    return out
 
 
 def _step(rows: int, width: int, max_blocks) -> int:

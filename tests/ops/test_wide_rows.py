@@ -91,3 +91,22 @@ def test_softmax_in_place_needs_no_full_size_scratch(monkeypatch):
     assert out is x
     np.testing.assert_array_equal(out, expected)
     assert sizes and max(sizes) <= rowblocks.BLOCK_ELEMENTS
+
+
+def test_row_dots_of_wide_rows_need_no_full_size_scratch(monkeypatch):
+    """A one-block layer_norm over wide rows took a product the size of X for its variance
+    (review): the wide rows' products are taken a block of rows at a time."""
+    a, b = RNG.standard_normal((2, 64, 4096)).astype("float32")
+    expected = np.array([np.add.reduce(a[i] * b[i]) for i in range(64)], "float32")
+    got = rowblocks.row_dots(a, b)
+    np.testing.assert_array_equal(got, expected)
+    import tracemalloc
+    x = RNG.standard_normal((64, 4096)).astype("float32")          # 1 MiB
+    out = np.empty(64, "float32")
+    tracemalloc.start()
+    try:
+        rowblocks.row_dots(x, x, out=out)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= rowblocks.BLOCK_ELEMENTS * 4 + (64 << 10)       # one block's products, not 1 MiB
