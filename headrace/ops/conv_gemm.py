@@ -126,17 +126,18 @@ def convolve(x, w, strides, pads, dilations, groups, bias=None):
         cols = np.empty((stop - start,) + win.shape[1:], x.dtype)
         cols[...] = win[start:stop]
         np.matmul(filters, cols.reshape(stop - start, groups, cg * kh * kw, oh * ow), out=out[start:stop])
-        if per_channel is not None:
-            out[start:stop] += per_channel
 
     def block_side_by_side(start, stop):   # columns [g, C/g*kh*kw, B*OH*OW]: one wider product
         cols = np.empty(win.shape[1:4] + (stop - start,) + win.shape[4:], x.dtype)
         cols[...] = win[start:stop].transpose(1, 2, 3, 0, 4, 5)
         product = np.matmul(filters, cols.reshape(groups, cg * kh * kw, (stop - start) * oh * ow))
         out[start:stop] = product.reshape(groups, m // groups, stop - start, oh * ow).transpose(2, 0, 1, 3)
-        if per_channel is not None:
+    fill = block if side_by_side == 1 else block_side_by_side
+
+    def work(start, stop):
+        fill(start, stop)
+        if per_channel is not None:   # while the block is in cache
             out[start:stop] += per_channel
-    work = block if side_by_side == 1 else block_side_by_side
     with gemm.blas_on_one_thread():
         if len(blocks) > 1 and parallel.num_threads() > 1:
             parallel.run_pieces(work, blocks)
