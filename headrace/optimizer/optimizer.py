@@ -41,6 +41,7 @@ from .lr import LearningRateDecay, LRScheduler
 from .regularizer import L2Decay, append_regularization, check_regularizer
 from ..core.errors import ArgTypeError, AttrError, located
 from . import static_state
+from .eager_memo import UpdateMemo
 
 
 def _check_learning_rate(learning_rate):
@@ -99,6 +100,7 @@ class Optimizer:
         self._last_decay_lr = None               # dygraph: the rate a LearningRateDecay last gave
         self._pending_state = None               # dygraph: loaded accumulator values not created yet
         self._loaded_names = ()                  # dygraph: every accumulator name the loaded state holds
+        self._update_memo = UpdateMemo()         # dygraph: the last step's updates, replayed (eager_memo.py)
 
     # --- learning rate --------------------------------------------------------------------
     def get_lr(self) -> float:
@@ -234,6 +236,7 @@ class Optimizer:
             self._check_loaded(var, param)
             var.set_value(self._pending_state.pop(var.name))
         self._accumulators[name][param.name] = var
+        self._update_memo.forget()
         return var
 
     def _get_accumulator(self, name, param):
@@ -281,6 +284,7 @@ class Optimizer:
         if self._built_static():
             static_state.set_static_state_dict(self, state)
             return
+        self._update_memo.forget()
         self._pending_state = {k: np.asarray(v._value if isinstance(v, Tensor) else v) for k, v in state.items()}
         self._loaded_names = tuple(sorted(self._pending_state))
         for acc in self._accumulators.values():
@@ -321,13 +325,19 @@ class Optimizer:
         return params
 
     def _eager_params_grads(self, parameters=None, no_grad_set=None) -> list:
-        skip = {id(p) for p in no_grad_set or ()} | {p for p in no_grad_set or () if isinstance(p, str)}
+        if not no_grad_set:     # step(): the same list, without the skip tests (p.name still names the unnamed)
+            return [(p, p._grad) for p in self._eager_params(parameters)
+                    if not p.stop_gradient and p._grad is not None and (p._name is not None or p.name)]
+        skip = {id(p) for p in no_grad_set} | {p for p in no_grad_set if isinstance(p, str)}
         return [(p, p._grad) for p in self._eager_params(parameters)
                 if not p.stop_gradient and p._grad is not None and id(p) not in skip and p.name not in skip]
 
     def _apply_eager(self, params_grads) -> None:
         with no_grad():
             params_grads = self._clip_and_regularize(params_grads)
+            if self._update_memo.ready(self, params_grads):    # a step like the last: eager_memo.py
+                self._update_memo.replay(self, params_grads, self._create_global_learning_rate())
+                return
             params = [p for p, _ in params_grads]
             accumulators = list(self._accumulators.values())
             new = [p for p in params if not any(p.name in acc for acc in accumulators)] if accumulators else params
@@ -336,10 +346,10 @@ class Optimizer:
             self._eager_updates(params_grads)
 
     def _eager_updates(self, params_grads) -> None:
-        """Dygraph: run the update ops now, each through the eager runner's fast path for a call
-        passing its output Tensors (``eager/fast.py`` ``run_into``) once its signature passed."""
-        for param, grad in params_grads:
-            self._append_optimize_op(param, grad)
+        """Dygraph: run the update ops now, each through the eager runner (its fast path for a
+        call passing its output Tensors, ``eager/fast.py`` ``run_into``, once its signature
+        passed), and remember them for the next step (``eager_memo.py``)."""
+        self._update_memo.learn(self, params_grads)
 
     def step(self) -> None:
         """Dygraph: update every parameter that has a gradient, with the same update kernels."""
@@ -465,6 +475,8 @@ class Optimizer:
         """Append one update op to the main program's global block and return the Operator; in
         dygraph mode run it now and return None (``apply_op_single``: its eager shortcut)."""
         block = context.default_main_program().global_block() if context._static_mode else None
+        if block is None and self._update_memo.capturing is not None:   # a step being learned
+            return self._update_memo.capture(type, inputs, outputs, attrs)
         apply_op_single(type, inputs, attrs, next(iter(outputs)), outputs=outputs, block=block)
         return block.ops[-1] if block is not None else None
 
