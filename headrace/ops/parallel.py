@@ -146,39 +146,56 @@ def run_pieces(fn, pieces) -> None:
     """``fn(*piece)`` for every piece (a list of argument tuples), on this thread and up to
     ``num_threads() - 1`` pool threads when the pool is free (else one after the other, in this
     thread); re-raises the first failing piece's exception after all have finished (a signal
-    handler's exception while waiting for the workers, e.g. Ctrl-C, likewise).  Pieces are
-    handed out one at a time, so a thread that gets no core (a busy machine, BLAS threads still
-    spinning after a matmul) leaves its share to the others instead of holding the caller up."""
+    handler's exception, e.g. Ctrl-C, likewise: ``_run_batch``).  Pieces are handed out one at a
+    time, so a thread that gets no core (a busy machine, BLAS threads still spinning after a
+    matmul) leaves its share to the others instead of holding the caller up."""
     helpers = min(num_threads(), len(pieces)) - 1
     if helpers < 1 or not _busy.acquire(blocking=False):
         for piece in pieces:
             fn(*piece)
         return
-    batch = _Batch(fn, pieces)
-    try:
-        _pool.ensure(helpers)
-        for _ in range(helpers):
-            _pool.jobs.put(batch)
-        batch.run()
-        _wait(batch.done)
+    try:   # (the first thing after the acquire: a Ctrl-C from here on still releases the pool)
+        error = _run_batch(_Batch(fn, pieces), helpers)
     finally:
         _busy.release()
-    error = batch.close()
     if error is not None:
         raise error
 
 
+def _run_batch(batch, helpers):
+    """Queue ``batch`` for ``helpers`` workers, run pieces in this thread too, wait for the last
+    one; return the exception to raise (a signal handler's, else the first failing piece's) or
+    None.  A Ctrl-C arrives in this (the main) thread between two Python instructions: inside a
+    piece it is that piece's error; between two pieces, or while queueing, this thread stops
+    taking pieces, but once any worker has the batch every piece still runs, so the call waits
+    for them all before it raises: no worker writes the outputs after the call has returned."""
+    queued, interrupted = 0, None
+    try:
+        _pool.ensure(helpers)
+        for _ in range(helpers):
+            _pool.jobs.put(batch)
+            queued += 1
+        batch.run()
+    except BaseException as exc:   # noqa: BLE001 - raised by the caller once no piece runs any more
+        interrupted = exc
+    if queued:
+        waited = _wait(batch.done)
+        interrupted = waited if interrupted is None else interrupted
+    error = batch.close()
+    return interrupted if interrupted is not None else error
+
+
 def _wait(done):
-    """``done.wait()``, through a signal handler's exception (Ctrl-C) too: the workers write the
-    outputs until their pieces finish, so the caller raises it only then."""
+    """``done.wait()``, through a signal handler's exception (Ctrl-C) too, which it returns (the
+    last one, or None): the workers write the outputs until their pieces finish, so the caller
+    raises it only then."""
     interrupted = None
     while not done.is_set():
         try:
             done.wait()
-        except BaseException as exc:   # noqa: BLE001 - raised below, once every piece has finished
+        except BaseException as exc:   # noqa: BLE001 - returned, raised by the caller
             interrupted = exc
-    if interrupted is not None:
-        raise interrupted
+    return interrupted
 
 
 def chunked(fn, outs, *ins, keep: int = 0, min_elements: int | None = None):

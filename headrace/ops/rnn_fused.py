@@ -21,7 +21,8 @@ outputs of every layer but the last (the next layer's input).  Storing the state
 step makes the hidden-weight gradient one GEMM over all steps.
 
 Forward per cell: the input projection of all steps is one GEMM written into the gate planes, then
-per step one [B, H] x [H, G*H] GEMM and the gate arithmetic in place.  Backward per cell walks the
+per step one [B, H] x [H, G*H] GEMM and the gate arithmetic in place (LSTM: in a gate-major
+scratch array in cache, where the step also adds the biases, stored into the Reserve at the end).  Backward per cell walks the
 steps in reverse, writing the pre-activation gate gradients of every step into one [T*B, G*H]
 array; then the weight gradients are one GEMM each over all steps and the input gradient one GEMM.
 A step outside a sequence has zero gate gradients and passes the state gradient through (rows
@@ -113,21 +114,23 @@ def _times_dsigmoid(grad, y, out):
 
 
 # --- one step of each cell type, forward: writes the new h into h_out, LSTM's new c into c_out ---
-# ``w_t`` is weight_hh transposed, C-contiguous ([H, G*H]: the small per-step GEMM is slower on a
-# transposed operand); ``work`` a C-contiguous [B, G*H] scratch array, hot in cache, where the gates
-# are computed before they are stored in the (large, cold) Reserve.
-def _lstm_step(planes, w_t, b_hh, h_out, c_out, relu, work):
+# ``w_t`` is weight_hh transposed, C-contiguous; ``bias`` what the step adds (``_step_operands``);
+# ``work`` scratch arrays, hot in cache, where the gates are computed before they are stored in the
+# (large, cold) Reserve.
+def _lstm_step(planes, w_t, bias, h_out, c_out, relu, work):
     h = h_out.shape[1]
+    flat, gates, spare = work
     c_prev, tanh_c = planes[:, 6 * h:], planes[:, 4 * h:5 * h]
     stored = planes[:, :4 * h].reshape(-1, 4, h).transpose(1, 0, 2)  # the step's gates, gate-major view
-    gates = np.matmul(planes[:, 5 * h:6 * h], w_t, out=work[:4])      # [4, B, H]: every gate contiguous
-    gates += stored
+    np.matmul(planes[:, 5 * h:6 * h], w_t, out=flat)                 # [B, 4H]: one GEMM for all gates
+    np.add(flat.reshape(-1, 4, h).transpose(1, 0, 2), stored, out=gates)  # [4, B, H]: each gate contiguous
+    gates += bias
     i, f, g, o = gates
     _sigmoid_(gates[:2])
     np.tanh(g, out=g)
     _sigmoid_(o)
     np.multiply(f, c_prev, out=c_out)                                # c = f * c_prev + i * g
-    c_out += np.multiply(i, g, out=work[4])
+    c_out += np.multiply(i, g, out=spare)
     np.tanh(c_out, out=tanh_c)
     np.multiply(o, tanh_c, out=h_out)                                # h = o * tanh(c)
     stored[...] = gates
@@ -164,38 +167,46 @@ STEP = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _elman_step, "RNN_RELU
 
 
 def _input_bias(mode, b_ih, b_hh):
-    """The bias added to the input projection (GRU adds b_hh per step, inside r * (...))."""
-    return b_ih if mode == "GRU" else b_ih + b_hh
+    """The bias added to the input projection of all steps, or None: LSTM adds b_ih + b_hh to
+    each step's gates in cache (a pass over the strided projection of all steps took ~0.7 ms of
+    a 10 ms forward), GRU adds b_hh per step, inside r * (...)."""
+    return None if mode == "LSTM" else b_ih if mode == "GRU" else b_ih + b_hh
 
 
-def _step_weight_and_scratch(geo, w_hh, batch):
-    """weight_hh in the layout of the per-step GEMM (C order: a transposed operand makes the small
-    GEMM ~40% slower) and a scratch array that stays in cache.  LSTM works gate-major: [4, H, H]
-    weights give [4, B, H] gates, so each gate's passes run over contiguous memory (column slices
-    of [B, 4H] cost 2-4x more per pass), plus one [B, H] scratch plane."""
+def _step_operands(geo, w, batch):
+    """The per-step GEMM's weight (weight_hh transposed, C order: a transposed operand makes the
+    small GEMM ~40% slower), the bias the step adds and scratch arrays that stay in cache.
+    LSTM: all gates from one [B, H] x [H, 4H] GEMM (on BLAS's two threads 102 us, where four
+    gate-major [H, H] products took 140 us), then gate-major [4, B, H] gates, so that each gate's
+    passes run over contiguous memory (column slices of [B, 4H] cost 2-4x more per pass), and a
+    [B, H] plane."""
+    _, w_hh, b_ih, b_hh = w
+    w_t = np.ascontiguousarray(w_hh.T)
     if geo.mode == "LSTM":
-        h = geo.hidden
-        return (np.ascontiguousarray(w_hh.reshape(4, h, h).transpose(0, 2, 1)),
-                np.empty((5, batch, h), w_hh.dtype))
-    return np.ascontiguousarray(w_hh.T), np.empty((batch, geo.gate_width), w_hh.dtype)
+        h, dtype = geo.hidden, w_hh.dtype
+        work = (np.empty((batch, 4 * h), dtype), np.empty((4, batch, h), dtype), np.empty((batch, h), dtype))
+        return w_t, (b_ih + b_hh).reshape(4, 1, h), work
+    return w_t, b_hh, np.empty((batch, geo.gate_width), w_hh.dtype)
 
 
 def _cell_forward(geo, x, out, cell, init, final, w, outside, reverse, time_major):
     """Run cell (weights ``w``) over all steps: x, out, cell are native-layout views; init/final
     are the [B, H] states (h, and c for LSTM) entering the first step / after the last."""
-    w_ih, w_hh, b_ih, b_hh = w
+    w_ih, _, b_ih, b_hh = w
     np.matmul(_rows(x), w_ih.T, out=_rows(geo.plane(cell, 0, GATES[geo.mode])))
-    geo.plane(cell, 0, GATES[geo.mode])[...] += _input_bias(geo.mode, b_ih, b_hh)
+    bias = _input_bias(geo.mode, b_ih, b_hh)
+    if bias is not None:
+        geo.plane(cell, 0, GATES[geo.mode])[...] += bias
     planes, outs = _time_major(cell, time_major), _time_major(out, time_major)
     steps = list(range(planes.shape[0]))[::-1] if reverse else list(range(planes.shape[0]))
     states = [geo.plane(planes, H_PREV[geo.mode])] + ([geo.plane(planes, 6)] if geo.mode == "LSTM" else [])
     for plane, value in zip(states, init):
         plane[steps[0]] = value
     step, relu = STEP[geo.mode], geo.mode == "RNN_RELU"
-    w_t, work = _step_weight_and_scratch(geo, w_hh, planes.shape[1])
+    w_t, step_bias, work = _step_operands(geo, w, planes.shape[1])
     for i, t in enumerate(steps):
         nxt = final if i + 1 == len(steps) else [s[steps[i + 1]] for s in states]
-        step(planes[t], w_t, b_hh, outs[t], nxt[1] if len(nxt) > 1 else None, relu, work)
+        step(planes[t], w_t, step_bias, outs[t], nxt[1] if len(nxt) > 1 else None, relu, work)
         nxt[0][...] = outs[t]
         rows = outside[t]
         if rows is not None:

@@ -341,3 +341,72 @@ def test_the_pool_keeps_no_array_alive_after_the_call_returns(threads):
         assert [ref() is None for ref in gone] == [True, True], "a queued batch keeps the arrays alive"
     finally:
         release.set()
+
+
+def _a_worker_runs_a_piece(x):
+    """Whether a pool worker takes a piece of a kernel (the caller's pieces wait up to 10 s for
+    one to)."""
+    on_worker = threading.Event()
+
+    def piece(x, out):
+        if threading.current_thread() is threading.main_thread():
+            on_worker.wait(10)
+        else:
+            on_worker.set()
+    parallel.chunked(piece, np.empty_like(x), x, min_elements=1)
+    return on_worker.is_set()
+
+
+def _takes_one_piece_then_interrupted(original):
+    """A ``_Batch.run`` whose caller (the main thread) is interrupted after its first piece, as a
+    Ctrl-C arriving between two pieces (outside every piece's own error handling) is."""
+    def run(batch):
+        if threading.current_thread() is not threading.main_thread():
+            return original(batch)
+        index = next(batch.taken)
+        batch.fn(*batch.pieces[index])
+        if next(batch.finished) == batch.last:
+            batch.done.set()
+        raise KeyboardInterrupt
+    return run
+
+
+def test_an_interrupt_between_two_pieces_is_raised_once_the_workers_have_finished(threads, monkeypatch):
+    """Ctrl-C in the caller between two of its pieces: it stops taking pieces, the worker runs
+    the rest, and the KeyboardInterrupt comes only after every piece has written its output; the
+    pool is free again afterwards."""
+    threads(2)
+    x = np.arange(8192.0)
+    out = np.zeros_like(x)
+    writers = []
+
+    def slow_copy(x, out):
+        if threading.current_thread() is not threading.main_thread():
+            time.sleep(0.05)
+        np.copyto(out, x)
+        writers.append(threading.current_thread().name)
+    monkeypatch.setattr(parallel._Batch, "run", _takes_one_piece_then_interrupted(parallel._Batch.run))
+    with pytest.raises(KeyboardInterrupt):
+        parallel.chunked(slow_copy, out, x, min_elements=1)
+    np.testing.assert_array_equal(out, x)   # every piece had finished
+    assert len(writers) == parallel.PIECES_PER_THREAD * 2 and any(n != "MainThread" for n in writers)
+    monkeypatch.undo()
+    assert not parallel._busy.locked()
+    assert _a_worker_runs_a_piece(x), "the pool was left taken"
+
+
+def test_an_interrupt_right_after_taking_the_pool_releases_it(threads, monkeypatch):
+    """Ctrl-C between taking the pool and queueing the pieces (nothing runs yet): the
+    KeyboardInterrupt propagates and the pool is free for the next kernel, which would otherwise
+    run serially for the rest of the process."""
+    threads(2)
+    x = np.arange(8192.0)
+
+    def interrupted(self, fn, pieces):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(parallel._Batch, "__init__", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        parallel.chunked(np.negative, np.empty_like(x), x, min_elements=1)
+    monkeypatch.undo()
+    assert not parallel._busy.locked()
+    assert _a_worker_runs_a_piece(x)
