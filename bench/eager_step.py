@@ -8,7 +8,9 @@ The model is bench/zoo.py's ``tiny`` (``--layers`` x (Linear width->width + tanh
 ``--steps`` steps phase by phase (forward, backward, step, clear_grad) with the process's CPU time
 (``time.process_time``: steadier than wall-clock time on a shared machine) and wall time, and
 prints each phase's median over ``--rounds`` rounds in ms per step, plus ``step`` in us per
-parameter.  Run it against another checkout with ``PYTHONPATH=<checkout> python
+parameter and ``kernels``: the update kernels alone, called in a plain loop over the parameters with
+their arrays (what ``step()`` cannot go below; only when the optimizer's memo of its updates,
+``optimizer/eager_memo.py``, exists and holds every parameter, i.e. not on an older checkout).  Run it against another checkout with ``PYTHONPATH=<checkout> python
 bench/eager_step.py`` to compare (each run is a fresh process).
 """
 from __future__ import annotations
@@ -68,6 +70,25 @@ def phases(net, opt, x, steps, clock):
     return {k: v / steps for k, v in spent.items()}
 
 
+def kernels_only(opt, params, steps):
+    """CPU seconds per call of every parameter's update kernel, straight (None without a memo)."""
+    memo = getattr(opt, "_update_memo", None)
+    if memo is None or memo.entries is None or None in memo.entries:
+        return None
+    lr = opt._eager_learning_rate._value
+    calls = []
+    for p, entry in zip(params, memo.entries):
+        template, checked, opdef, attrs, ctx = entry[0], entry[1], entry[6], entry[7], entry[8]
+        ins = dict(template, Grad=p._grad._value if p._grad is not None else np.zeros_like(p._value),
+                   LearningRate=lr, **{slot: t._value for slot, t, _ in checked})
+        calls.append((opdef.kernel, ins, attrs, ctx))
+    t0 = time.process_time()
+    for _ in range(steps):
+        for kernel, ins, attrs, ctx in calls:
+            kernel(ins, attrs, ctx)
+    return (time.process_time() - t0) / steps
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--optimizers", default="sgd,momentum,adam,adamw")
@@ -78,7 +99,7 @@ def main():
     parser.add_argument("--batch", type=int, default=8)
     args = parser.parse_args()
     print(f"{'optimizer':10} {'clock':5} {'forward':>8} {'backward':>8} {'step':>8} {'clear':>8} "
-          f"{'total':>8}  step us/param")
+          f"{'total':>8}  step us/param  kernels us/param")
     for name in args.optimizers.split(","):
         net, opt, x, n_params = build(args, name)
         phases(net, opt, x, 20, time.perf_counter)          # warm-up: signatures learned
@@ -88,7 +109,12 @@ def main():
             total = sum(med.values())
             print(f"{name:10} {label:5} {med['forward'] * 1e3:8.3f} {med['backward'] * 1e3:8.3f} "
                   f"{med['step'] * 1e3:8.3f} {med['clear'] * 1e3:8.3f} {total * 1e3:8.3f}  "
-                  f"{med['step'] * 1e6 / n_params:6.2f}")
+                  f"{med['step'] * 1e6 / n_params:13.2f}")
+        net(x).backward()
+        floor = [kernels_only(opt, net.parameters(), args.steps) for _ in range(args.rounds)]
+        if floor[0] is not None:
+            print(f"{name:10} {'cpu':5} {'':>8} {'':>8} {'':>8} {'':>8} {'':>8}  {'':>13}  "
+                  f"{statistics.median(floor) * 1e6 / n_params:16.2f}")
 
 
 if __name__ == "__main__":

@@ -112,10 +112,10 @@ class UpdateMemo:
     __slots__ = ("entries", "params", "names", "hyper", "lr", "capturing", "replays", "misses")
 
     def __init__(self):
-        # per parameter: [((slot, Tensor, weakref to its array), ...) in the update's input order (Tensor
-        # None: the gradient; weakref None: the learning rate), weakref to the gradient's array, its shape,
-        # its dtype, ((output slot, Tensor), ...), the FastOp's OpDef, attributes, context and Step], or
-        # None (the update does not qualify).  Weak references: the memo keeps no array alive.
+        # per parameter: [the kernel's input slots in the call's order (a dict of None), ((slot, Tensor, weakref
+        # to its array), ...) for the inputs but the gradient and the learning rate, weakref to the gradient's
+        # array, its shape, its dtype, ((output slot, Tensor), ...), the FastOp's OpDef, attributes, context
+        # and Step], or None (the update does not qualify).  Weak references: the memo keeps no array alive.
         self.entries = None
         self.params = ()
         self.names = ()
@@ -154,20 +154,17 @@ class UpdateMemo:
         if op is None or inputs.get("Param") is not param or inputs.get("Grad") is not grad or \
                 inputs.get("LearningRate") is not lr or type(grad) not in _TENSORS:
             return None
-        slots = []
+        checked = []
         for slot, t in inputs.items():
-            if slot == "Grad":
-                slots.append((slot, None, None))
-            elif slot == "LearningRate":       # ours: a float32 [1] array, replaced every step
-                slots.append((slot, t, None))
-            elif type(t._value) is _ndarray:
-                slots.append((slot, t, _ref(t._value)))
-            else:
-                return None
+            if slot != "Grad" and slot != "LearningRate":    # (the learning rate: ours, a float32 [1])
+                if type(t._value) is not _ndarray:
+                    return None
+                checked.append((slot, t, _ref(t._value)))
         garray = grad._value
         if type(garray) is not _ndarray:
             return None
-        return [tuple(slots), _ref(garray), garray.shape, garray.dtype, tuple(outputs.items()),
+        template = dict.fromkeys(inputs)      # the kernel's inputs in the call's slot order
+        return [template, tuple(checked), _ref(garray), garray.shape, garray.dtype, tuple(outputs.items()),
                 op.opdef, op.attrs, op.ctx, op.step]
 
     def capture(self, op_type, inputs, outputs, attrs) -> None:
@@ -180,36 +177,37 @@ class UpdateMemo:
         """Whether this step may replay the memo (the per-step conditions)."""
         entries = self.entries
         if entries is None or len(params_grads) != len(entries) or not _conditions_hold() or \
-                opt._eager_learning_rate is not self.lr or hyper_state(opt) != self.hyper:
+                opt._eager_learning_rate is not self.lr:
             return False
-        params = list(map(_first, params_grads))
-        return all(map(_is, params, self.params)) and all(map(_is, map(_name_of, params), self.names))
+        params = self.params
+        return all(map(_is, map(_first, params_grads), params)) and \
+            all(map(_is, map(_name_of, params), self.names)) and hyper_state(opt) == self.hyper
 
     def replay(self, opt, params_grads, lr_tensor) -> None:
         """Each parameter's update: the memo's kernel call when its checks hold, else the full path."""
         entries = self.entries
+        lr = lr_tensor._value
         self.replays += 1
         for i, (param, grad) in enumerate(params_grads):
             entry = entries[i]
             if entry is None or type(grad) not in _TENSORS:
                 self._miss(opt, i, param, grad, lr_tensor)
                 continue
-            slots, gref, gshape, gdtype, out_items, opdef, attrs, ctx, step = entry
+            template, checked, gref, gshape, gdtype, out_items, opdef, attrs, ctx, step = entry
             ga = grad._value
             if gref() is not ga:               # another gradient array (the first, or dropped ones)
                 if type(ga) is not _ndarray or ga.shape != gshape or ga.dtype != gdtype:
                     self._miss(opt, i, param, grad, lr_tensor)
                     continue
-                entry[1] = _ref(ga)
+                entry[2] = _ref(ga)
             options = getattr(param, "optimize_attr", None)
             factor = options.get("learning_rate", 1.0) if options else 1.0
-            ins = {}
-            for slot, t, ref in slots:
-                if t is None:
-                    ins[slot] = ga
-                    continue
+            ins = template.copy()
+            ins["Grad"] = ga
+            ins["LearningRate"] = lr
+            for slot, t, ref in checked:
                 a = t._value
-                if ref is not None and ref() is not a:     # replaced (set_value, set_state_dict)
+                if ref() is not a:             # replaced (set_value, set_state_dict)
                     ins = None
                     break
                 ins[slot] = a
