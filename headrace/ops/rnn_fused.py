@@ -21,10 +21,11 @@ outputs of every layer but the last (the next layer's input).  Storing the state
 step makes the hidden-weight gradient one GEMM over all steps.
 
 Forward per cell: the input projection of all steps is one GEMM written into the gate planes, then
-per step one [B, H] x [H, G*H] GEMM and the gate arithmetic in place (LSTM: in a gate-major
-scratch array in cache, where the step also adds the biases, stored into the Reserve at the end).  Backward per cell walks the
-steps in reverse, writing the pre-activation gate gradients of every step into one [T*B, G*H]
-array; then the weight gradients are one GEMM each over all steps and the input gradient one GEMM.
+per step one [B, H] x [H, G*H] GEMM (LSTM: [G*H, H] x [H, B]) and the gate arithmetic in place
+(LSTM: in a gate-major scratch array in cache, where the step also adds the biases, then stored
+into the Reserve).  Backward per cell walks the steps in reverse, writing the pre-activation gate
+gradients of every step into one [T*B, G*H] array; then the weight gradients are one GEMM each
+over all steps and the input gradient one GEMM.
 A step outside a sequence has zero gate gradients and passes the state gradient through (rows
 picked by index, so padded steps never mix into the arithmetic).
 
@@ -114,16 +115,16 @@ def _times_dsigmoid(grad, y, out):
 
 
 # --- one step of each cell type, forward: writes the new h into h_out, LSTM's new c into c_out ---
-# ``w_t`` is weight_hh transposed, C-contiguous; ``bias`` what the step adds (``_step_operands``);
-# ``work`` scratch arrays, hot in cache, where the gates are computed before they are stored in the
-# (large, cold) Reserve.
+# ``w_t`` is weight_hh transposed, C-contiguous (LSTM: weight_hh itself); ``bias`` what the step
+# adds and ``work`` scratch arrays, hot in cache, where the gates are computed before they are
+# stored in the (large, cold) Reserve (``_step_operands``).
 def _lstm_step(planes, w_t, bias, h_out, c_out, relu, work):
     h = h_out.shape[1]
     flat, gates, spare = work
     c_prev, tanh_c = planes[:, 6 * h:], planes[:, 4 * h:5 * h]
     stored = planes[:, :4 * h].reshape(-1, 4, h).transpose(1, 0, 2)  # the step's gates, gate-major view
-    np.matmul(planes[:, 5 * h:6 * h], w_t, out=flat)                 # [B, 4H]: one GEMM for all gates
-    np.add(flat.reshape(-1, 4, h).transpose(1, 0, 2), stored, out=gates)  # [4, B, H]: each gate contiguous
+    np.matmul(w_t, planes[:, 5 * h:6 * h].T, out=flat)               # [4H, B]: one GEMM for all gates
+    np.add(flat.reshape(4, h, -1).transpose(0, 2, 1), stored, out=gates)  # [4, B, H]: each gate contiguous
     gates += bias
     i, f, g, o = gates
     _sigmoid_(gates[:2])
@@ -176,17 +177,16 @@ def _input_bias(mode, b_ih, b_hh):
 def _step_operands(geo, w, batch):
     """The per-step GEMM's weight (weight_hh transposed, C order: a transposed operand makes the
     small GEMM ~40% slower), the bias the step adds and scratch arrays that stay in cache.
-    LSTM: all gates from one [B, H] x [H, 4H] GEMM (on BLAS's two threads 102 us, where four
-    gate-major [H, H] products took 140 us), then gate-major [4, B, H] gates, so that each gate's
-    passes run over contiguous memory (column slices of [B, 4H] cost 2-4x more per pass), and a
-    [B, H] plane."""
+    LSTM: all gates from one GEMM, weight_hh [4H, H] x h_prev^T [H, B] (on BLAS's two threads
+    81 us, [B, H] x [H, 4H] 102 us, four gate-major [B, H] x [H, H] 140 us; the same bits as
+    [B, H] x [H, 4H] here), then gate-major [4, B, H] gates, so that each gate's passes run over
+    contiguous memory (column slices of [B, 4H] cost 2-4x more per pass), and a [B, H] plane."""
     _, w_hh, b_ih, b_hh = w
-    w_t = np.ascontiguousarray(w_hh.T)
     if geo.mode == "LSTM":
         h, dtype = geo.hidden, w_hh.dtype
-        work = (np.empty((batch, 4 * h), dtype), np.empty((4, batch, h), dtype), np.empty((batch, h), dtype))
-        return w_t, (b_ih + b_hh).reshape(4, 1, h), work
-    return w_t, b_hh, np.empty((batch, geo.gate_width), w_hh.dtype)
+        work = (np.empty((4 * h, batch), dtype), np.empty((4, batch, h), dtype), np.empty((batch, h), dtype))
+        return np.ascontiguousarray(w_hh), (b_ih + b_hh).reshape(4, 1, h), work
+    return np.ascontiguousarray(w_hh.T), b_hh, np.empty((batch, geo.gate_width), w_hh.dtype)
 
 
 def _cell_forward(geo, x, out, cell, init, final, w, outside, reverse, time_major):
@@ -320,8 +320,10 @@ def _cell_backward(geo, cell, dout, dfinal, w_hh, outside, reverse, time_major):
     steps = list(range(planes.shape[0]))
     step_grad, relu = STEP_GRAD[geo.mode], geo.mode == "RNN_RELU"
     work = [np.empty((planes.shape[1], geo.gate_width), cell.dtype) for _ in range(2)]
+    w_hh_t = np.ascontiguousarray(w_hh.T)
     for t in (steps if reverse else steps[::-1]):
-        dh = carry[0] if douts is None else carry[0] + douts[t]
+        # (C order: carry[0] is a transposed view, and the step's passes run ~10% slower on one)
+        dh = np.ascontiguousarray(carry[0]) if douts is None else np.add(carry[0], douts[t], order="C")
         rows = outside[t]
         if rows is not None:
             kept = [c[rows] for c in carry]
@@ -330,7 +332,7 @@ def _cell_backward(geo, cell, dout, dfinal, w_hh, outside, reverse, time_major):
             gx_t[t][rows] = 0
             if gh is not gx:
                 gh_t[t][rows] = 0
-        carry[0] = np.matmul(gh_t[t], w_hh)
+        carry[0] = np.matmul(w_hh_t, gh_t[t].T).T   # (w_hh^T gh^T)^T: 103 us where gh w_hh took 118
         if direct is not None:
             carry[0] += direct
         if rows is not None:
