@@ -14,7 +14,7 @@ import headrace as paddle
 import headrace.optimizer as O
 from headrace.core import context, names
 from headrace.core.errors import DTypeError, ShapeError
-from headrace.eager import tape
+from headrace.eager import fast, runner, tape
 from headrace.eager.tensor import Tensor
 from headrace.optimizer import eager_memo, lr
 from headrace.optimizer.lars import LarsMomentum
@@ -26,11 +26,13 @@ X = np.random.default_rng(0).standard_normal((5, 4)).astype("float32")
 
 @pytest.fixture
 def plain(monkeypatch):
-    """Dygraph mode with check mode off (the eager fast path and the memo on)."""
+    """Dygraph mode with check mode off (the eager fast path and the memo on); the eager caches
+    made without check mode are emptied afterwards."""
     set_check_mode(monkeypatch, False)
     with context.static_mode_guard(False):
         yield monkeypatch
-    set_check_mode(monkeypatch, False)
+    runner._STEPS.clear()
+    fast.FAST.clear()
 
 
 MAKERS = {
@@ -108,7 +110,7 @@ def test_static_and_eager_with_the_memo_are_bit_identical(plain, name):
             assert np.array_equal(s[k], e[k]), k
 
 
-def test_the_first_step_goes_the_full_path_and_later_ones_replay(plain):
+def test_the_first_step_goes_the_full_path_and_is_remembered(plain):
     _, opt = train(MAKERS["sgd"], steps=1)
     memo = opt._update_memo
     assert memo.replays == 0 and len(memo.entries) == 6 and all(e is not None for e in memo.entries)
