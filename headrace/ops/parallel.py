@@ -32,6 +32,8 @@ import itertools
 import os
 import queue
 import threading
+import time
+import weakref
 
 import numpy as np
 
@@ -44,15 +46,19 @@ PIECES_PER_THREAD = 4    # pieces handed out one at a time: a thread without a c
 
 class _Batch:
     """The pieces of one call, taken one at a time by whichever thread is free (the caller and
-    the pool's workers), and what came of them."""
+    the pool's workers), and what came of them.  ``active`` counts the workers inside the batch
+    (workers are never interrupted, so the count is exact); ``cancelled`` stops them taking
+    pieces (the caller was interrupted: ``_cancel``)."""
 
-    __slots__ = ("fn", "pieces", "errors", "taken", "finished", "last", "done", "errstate")
+    __slots__ = ("fn", "pieces", "errors", "taken", "finished", "last", "done", "errstate", "active",
+                 "cancelled")
 
     def __init__(self, fn, pieces):
         self.fn, self.pieces, self.errors = fn, pieces, {}
         self.errstate = np.geterr()   # NumPy's error state is per thread: workers take the caller's
         self.taken, self.finished, self.last = itertools.count(), itertools.count(), len(pieces) - 1
         self.done = threading.Event()
+        self.active, self.cancelled = 0, False
 
     def run(self):
         """Run pieces until none is left; the thread finishing the last one sets ``done``.
@@ -60,8 +66,16 @@ class _Batch:
         with np.errstate(**self.errstate):
             self._run()
 
+    def work(self):
+        """``run`` in a pool worker, counted in ``active`` (before it looks at ``cancelled``)."""
+        self.active += 1
+        try:
+            self.run()
+        finally:
+            self.active -= 1
+
     def _run(self):
-        while (index := next(self.taken)) <= self.last:
+        while not self.cancelled and (index := next(self.taken)) <= self.last:
             try:
                 self.fn(*self.pieces[index])
             except BaseException as exc:   # noqa: BLE001 - re-raised in the caller
@@ -69,11 +83,10 @@ class _Batch:
             if next(self.finished) == self.last:
                 self.done.set()
 
-
     def close(self):
-        """The first failing piece's exception, or None, once every piece has finished; drops the
-        pieces, ``fn`` and errors, which the batch's copies still queued for workers that were
-        busy would otherwise keep alive (and with them the call's arrays)."""
+        """The first failing piece's exception, or None, once no worker runs a piece any more;
+        drops the pieces, ``fn`` and errors, which the batch's copies still queued for workers
+        that were busy would otherwise keep alive (and with them the call's arrays)."""
         error = self.errors[min(self.errors)] if self.errors else None
         self.fn = self.pieces = self.errors = None
         return error
@@ -87,6 +100,9 @@ class _Pool:
         self.workers = []
 
     def ensure(self, count):
+        if len(self.workers) >= count and all(w.is_alive() for w in self.workers):
+            return
+        self.workers = [w for w in self.workers if w.is_alive()]
         while len(self.workers) < count:
             worker = threading.Thread(target=self._work, name=f"headrace-intra-op-{len(self.workers)}",
                                       daemon=True)
@@ -96,16 +112,23 @@ class _Pool:
     def _work(self):
         get = self.jobs.get
         while True:
-            get().run()
+            get().work()
+
+
+class _Token:
+    """A call holding the pool (weakly referenced from ``_holder``: it dies with the call's frame)."""
+    __slots__ = ("__weakref__",)
 
 
 _pool = _Pool()
 _busy = threading.Lock()
+_holder = [weakref.ref(_Token())]   # the token of the call holding the pool (``_take_pool``); dead at first
 
 
 def _after_fork_in_child():
     global _pool, _busy
     _pool, _busy = _Pool(), threading.Lock()   # the parent's worker threads do not exist here
+    _holder[0] = weakref.ref(_Token())
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -145,44 +168,75 @@ def split_range(fn, size, elements):
 def run_pieces(fn, pieces) -> None:
     """``fn(*piece)`` for every piece (a list of argument tuples), on this thread and up to
     ``num_threads() - 1`` pool threads when the pool is free (else one after the other, in this
-    thread); re-raises the first failing piece's exception after all have finished (a signal
-    handler's exception, e.g. Ctrl-C, likewise: ``_run_batch``).  Pieces are handed out one at a
-    time, so a thread that gets no core (a busy machine, BLAS threads still spinning after a
-    matmul) leaves its share to the others instead of holding the caller up."""
+    thread); re-raises the first failing piece's exception after all have finished.  A signal
+    handler's exception (Ctrl-C) is raised once no worker runs a piece any more (``_run_batch``).
+    Pieces are handed out one at a time, so a thread that gets no core (a busy machine, BLAS
+    threads still spinning after a matmul) leaves its share to the others instead of holding the
+    caller up."""
     helpers = min(num_threads(), len(pieces)) - 1
-    if helpers < 1 or not _busy.acquire(blocking=False):
+    token = _Token()
+    ref = weakref.ref(token)
+    if helpers < 1 or not _take_pool(ref):
         for piece in pieces:
             fn(*piece)
         return
-    try:   # (the first thing after the acquire: a Ctrl-C from here on still releases the pool)
+    try:
         error = _run_batch(_Batch(fn, pieces), helpers)
     finally:
-        _busy.release()
+        if _holder[0] is ref:   # (not when another call took over the pool meanwhile: ``_take_pool``)
+            _busy.release()
     if error is not None:
         raise error
+
+
+def _take_pool(ref) -> bool:
+    """Take the pool for the call whose token ``ref`` refers to.  A pool taken by a call that is
+    gone (its token dead: a Ctrl-C raised right after its ``acquire`` returned, before its
+    ``try``) is taken over instead of leaving every later kernel serial.  (Another thread taking
+    it between a call's ``acquire`` and its next line may take it over too: then two batches run
+    at once, each caller waiting for its own while the workers serve both, and only the holder
+    named last releases it.)"""
+    if _busy.acquire(blocking=False):
+        _holder[0] = ref
+        return True
+    if _holder[0]() is None:
+        _holder[0] = ref
+        return True
+    return False
 
 
 def _run_batch(batch, helpers):
     """Queue ``batch`` for ``helpers`` workers, run pieces in this thread too, wait for the last
     one; return the exception to raise (a signal handler's, else the first failing piece's) or
-    None.  A Ctrl-C arrives in this (the main) thread between two Python instructions: inside a
-    piece it is that piece's error; between two pieces, or while queueing, this thread stops
-    taking pieces, but once any worker has the batch every piece still runs, so the call waits
-    for them all before it raises: no worker writes the outputs after the call has returned."""
-    queued, interrupted = 0, None
+    None.  A signal handler's exception (Ctrl-C, raised in this, the main, thread between two
+    Python instructions) inside a piece is that piece's error; anywhere else it may have cost a
+    piece this thread had taken, so the call does not wait for all pieces: it cancels the rest
+    (``_cancel``) and raises once no worker is inside one, so none writes the outputs after the
+    call has ended, and none is left waiting."""
     try:
         _pool.ensure(helpers)
         for _ in range(helpers):
             _pool.jobs.put(batch)
-            queued += 1
         batch.run()
+        interrupted = _wait(batch.done)   # every piece is taken: the workers finish theirs
     except BaseException as exc:   # noqa: BLE001 - raised by the caller once no piece runs any more
         interrupted = exc
-    if queued:
-        waited = _wait(batch.done)
-        interrupted = waited if interrupted is None else interrupted
-    error = batch.close()
-    return interrupted if interrupted is not None else error
+    if interrupted is not None:
+        _cancel(batch)
+        batch.close()
+        return interrupted
+    return batch.close()
+
+
+def _cancel(batch):
+    """Stop the workers taking pieces of ``batch`` and wait until none is inside it (through
+    further Ctrl-Cs: the same interrupt, raised once)."""
+    batch.cancelled = True
+    while batch.active:
+        try:
+            time.sleep(0.0002)
+        except BaseException:   # noqa: BLE001, S110 - the call raises the first interrupt after this
+            pass
 
 
 def _wait(done):
@@ -190,12 +244,12 @@ def _wait(done):
     last one, or None): the workers write the outputs until their pieces finish, so the caller
     raises it only then."""
     interrupted = None
-    while not done.is_set():
+    while True:
         try:
-            done.wait()
+            if done.is_set() or done.wait():
+                return interrupted
         except BaseException as exc:   # noqa: BLE001 - returned, raised by the caller
             interrupted = exc
-    return interrupted
 
 
 def chunked(fn, outs, *ins, keep: int = 0, min_elements: int | None = None):

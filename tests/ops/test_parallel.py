@@ -86,7 +86,7 @@ def test_a_worker_without_a_core_leaves_its_pieces_to_the_caller(threads):
     release = threading.Event()
 
     class Stuck:
-        def run(self):
+        def work(self):
             release.wait(10)
     for _ in parallel._pool.workers:   # every worker (earlier tests may have started more) takes one
         parallel._pool.jobs.put(Stuck())
@@ -322,7 +322,7 @@ def test_the_pool_keeps_no_array_alive_after_the_call_returns(threads):
     release = threading.Event()
 
     class Busy:
-        def run(self):
+        def work(self):
             release.wait(10)
     for _ in parallel._pool.workers:
         parallel._pool.jobs.put(Busy())
@@ -371,10 +371,10 @@ def _takes_one_piece_then_interrupted(original):
     return run
 
 
-def test_an_interrupt_between_two_pieces_is_raised_once_the_workers_have_finished(threads, monkeypatch):
-    """Ctrl-C in the caller between two of its pieces: it stops taking pieces, the worker runs
-    the rest, and the KeyboardInterrupt comes only after every piece has written its output; the
-    pool is free again afterwards."""
+def test_an_interrupt_between_two_pieces_is_raised_once_no_worker_writes(threads, monkeypatch):
+    """Ctrl-C in the caller between two of its pieces: the pieces not taken yet are cancelled,
+    and the KeyboardInterrupt comes only once no worker is inside a piece (none writes the
+    outputs afterwards); the pool is free again afterwards."""
     threads(2)
     x = np.arange(8192.0)
     out = np.zeros_like(x)
@@ -388,8 +388,11 @@ def test_an_interrupt_between_two_pieces_is_raised_once_the_workers_have_finishe
     monkeypatch.setattr(parallel._Batch, "run", _takes_one_piece_then_interrupted(parallel._Batch.run))
     with pytest.raises(KeyboardInterrupt):
         parallel.chunked(slow_copy, out, x, min_elements=1)
-    np.testing.assert_array_equal(out, x)   # every piece had finished
-    assert len(writers) == parallel.PIECES_PER_THREAD * 2 and any(n != "MainThread" for n in writers)
+    at_raise, count = out.copy(), len(writers)
+    time.sleep(0.2)
+    np.testing.assert_array_equal(out, at_raise)   # nothing written after the call raised
+    assert len(writers) == count and "MainThread" in writers
+    assert count < parallel.PIECES_PER_THREAD * 2   # the rest was cancelled
     monkeypatch.undo()
     assert not parallel._busy.locked()
     assert _a_worker_runs_a_piece(x), "the pool was left taken"
@@ -410,3 +413,67 @@ def test_an_interrupt_right_after_taking_the_pool_releases_it(threads, monkeypat
     monkeypatch.undo()
     assert not parallel._busy.locked()
     assert _a_worker_runs_a_piece(x)
+
+
+def test_an_interrupt_that_costs_the_caller_a_taken_piece_does_not_hang(threads, monkeypatch):
+    """Ctrl-C right after the caller took a piece's index, before running it (or after its last
+    piece, before it set ``done``): nobody will run that piece, so the call must not wait for
+    it; it cancels the rest and raises once the workers are out."""
+    threads(2)
+    x = np.arange(8192.0)
+    caller = {}
+
+    def run(batch, original=parallel._Batch.run):
+        if threading.get_ident() != caller.get("ident"):
+            return original(batch)
+        next(batch.taken)          # the index is taken; the interrupt comes before its piece runs
+        raise KeyboardInterrupt
+    monkeypatch.setattr(parallel._Batch, "run", run)
+    outcome = []
+
+    def call():
+        caller["ident"] = threading.get_ident()
+        try:
+            parallel.chunked(lambda x, out: np.copyto(out, x), np.empty_like(x), x, min_elements=1)
+            outcome.append("returned")
+        except KeyboardInterrupt:
+            outcome.append("interrupted")
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive(), "the call hung waiting for a piece nobody runs"
+    assert outcome == ["interrupted"]
+    monkeypatch.undo()
+    assert not parallel._busy.locked()
+    assert _a_worker_runs_a_piece(x)
+
+
+def test_a_pool_left_taken_by_a_call_that_is_gone_is_taken_over(threads):
+    """The pool's lock held with a dead holder token (what a Ctrl-C right after a call's
+    ``acquire`` leaves): the next call takes it over, runs on the workers and frees it."""
+    import weakref
+    threads(2)
+    x = np.arange(8192.0)
+    assert parallel._busy.acquire(blocking=False)
+    parallel._holder[0] = weakref.ref(parallel._Token())   # dead at once
+    assert _a_worker_runs_a_piece(x)
+    assert not parallel._busy.locked()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_worker_thread_that_died_is_replaced(threads):
+    """A pool thread that ended (an error escaping a job) is replaced on the next call, which
+    would otherwise count it and hand its pieces to nobody but the caller."""
+    threads(2)
+    parallel._pool.ensure(1)
+    died = threading.Event()
+
+    class Fatal:
+        def work(self):
+            died.set()
+            raise RuntimeError("a job's error ends the worker thread")
+    for _ in parallel._pool.workers:
+        parallel._pool.jobs.put(Fatal())
+    assert died.wait(10)
+    time.sleep(0.05)
+    assert _a_worker_runs_a_piece(np.arange(8192.0))
