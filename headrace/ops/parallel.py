@@ -121,14 +121,20 @@ class _Token:
 
 
 _pool = _Pool()
-_busy = threading.Lock()
-_holder = [weakref.ref(_Token())]   # the token of the call holding the pool (``_take_pool``); dead at first
+_FREE = weakref.ref(_Token())   # a dead reference: the pool is free
+_holder = [_FREE]               # the token of the call holding the pool (``_take_pool``)
+_guard = threading.Lock()       # makes looking at and setting ``_holder`` one step for other threads
 
 
 def _after_fork_in_child():
-    global _pool, _busy
-    _pool, _busy = _Pool(), threading.Lock()   # the parent's worker threads do not exist here
-    _holder[0] = weakref.ref(_Token())
+    global _pool, _guard
+    _pool, _guard = _Pool(), threading.Lock()   # the parent's worker threads do not exist here
+    _holder[0] = _FREE
+
+
+def pool_taken() -> bool:
+    """Whether a call holds the pool now (its token is alive)."""
+    return _holder[0]() is not None
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -183,26 +189,27 @@ def run_pieces(fn, pieces) -> None:
     try:
         error = _run_batch(_Batch(fn, pieces), helpers)
     finally:
-        if _holder[0] is ref:   # (not when another call took over the pool meanwhile: ``_take_pool``)
-            _busy.release()
+        _free_pool(ref)
     if error is not None:
         raise error
 
 
 def _take_pool(ref) -> bool:
-    """Take the pool for the call whose token ``ref`` refers to.  A pool taken by a call that is
-    gone (its token dead: a Ctrl-C raised right after its ``acquire`` returned, before its
-    ``try``) is taken over instead of leaving every later kernel serial.  (Another thread taking
-    it between a call's ``acquire`` and its next line may take it over too: then two batches run
-    at once, each caller waiting for its own while the workers serve both, and only the holder
-    named last releases it.)"""
-    if _busy.acquire(blocking=False):
+    """Take the pool for the call whose token ``ref`` refers to, if no live call holds it.  The
+    pool belongs to a token, not to a lock: a call that ends without freeing it (a Ctrl-C
+    between taking it and its ``try``) drops its token with its frame, and the pool is free
+    again, instead of every later kernel running serially.  (``_guard`` is held for the test and
+    the store only, released by its ``with`` whatever is raised.)"""
+    with _guard:
+        if _holder[0]() is not None:
+            return False
         _holder[0] = ref
         return True
-    if _holder[0]() is None:
-        _holder[0] = ref
-        return True
-    return False
+
+
+def _free_pool(ref) -> None:
+    if _holder[0] is ref:
+        _holder[0] = _FREE
 
 
 def _run_batch(batch, helpers):

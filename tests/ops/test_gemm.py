@@ -3,6 +3,8 @@ product, give the same bits whether the pool is free or busy, restore BLAS's thr
 run whole where they should."""
 import threading
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -71,8 +73,12 @@ def test_split_products_are_the_product_and_the_same_bits_when_the_pool_is_busy(
     try:
         got = gemm.matmul(a, b)
         out = np.full_like(got, np.nan)
-        with parallel._busy:          # another kernel holds the pool: the same pieces, one by one
+        holder = parallel._Token()    # another kernel holds the pool: the same pieces, one by one
+        assert parallel._take_pool(weakref.ref(holder))
+        try:
             returned = gemm.matmul(a, b, out=out)
+        finally:
+            parallel._free_pool(parallel._holder[0])
     finally:
         parallel.run_pieces = original
     assert pieces == [2, 2], "the product should have been split over two threads"

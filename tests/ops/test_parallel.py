@@ -394,7 +394,7 @@ def test_an_interrupt_between_two_pieces_is_raised_once_no_worker_writes(threads
     assert len(writers) == count and "MainThread" in writers
     assert count < parallel.PIECES_PER_THREAD * 2   # the rest was cancelled
     monkeypatch.undo()
-    assert not parallel._busy.locked()
+    assert not parallel.pool_taken()
     assert _a_worker_runs_a_piece(x), "the pool was left taken"
 
 
@@ -411,7 +411,7 @@ def test_an_interrupt_right_after_taking_the_pool_releases_it(threads, monkeypat
     with pytest.raises(KeyboardInterrupt):
         parallel.chunked(np.negative, np.empty_like(x), x, min_elements=1)
     monkeypatch.undo()
-    assert not parallel._busy.locked()
+    assert not parallel.pool_taken()
     assert _a_worker_runs_a_piece(x)
 
 
@@ -444,20 +444,28 @@ def test_an_interrupt_that_costs_the_caller_a_taken_piece_does_not_hang(threads,
     assert not thread.is_alive(), "the call hung waiting for a piece nobody runs"
     assert outcome == ["interrupted"]
     monkeypatch.undo()
-    assert not parallel._busy.locked()
+    assert not parallel.pool_taken()
     assert _a_worker_runs_a_piece(x)
 
 
-def test_a_pool_left_taken_by_a_call_that_is_gone_is_taken_over(threads):
-    """The pool's lock held with a dead holder token (what a Ctrl-C right after a call's
-    ``acquire`` leaves): the next call takes it over, runs on the workers and frees it."""
+def test_a_pool_taken_by_a_call_that_is_gone_is_free(threads):
+    """A call that took the pool and ended without freeing it (a Ctrl-C between taking it and
+    its ``try``) leaves a dead token: the next call runs on the workers; a live holder (another
+    kernel running) makes the next call serial."""
     import weakref
     threads(2)
     x = np.arange(8192.0)
-    assert parallel._busy.acquire(blocking=False)
-    parallel._holder[0] = weakref.ref(parallel._Token())   # dead at once
+    assert parallel._take_pool(weakref.ref(parallel._Token()))   # its token dies at once
+    assert not parallel.pool_taken()
     assert _a_worker_runs_a_piece(x)
-    assert not parallel._busy.locked()
+    holder = parallel._Token()
+    assert parallel._take_pool(weakref.ref(holder))
+    names = []
+    parallel.chunked(lambda x, out: names.append(threading.current_thread().name), np.empty_like(x), x,
+                     min_elements=1)
+    assert set(names) == {"MainThread"}
+    parallel._free_pool(parallel._holder[0])
+    assert not parallel.pool_taken()
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
