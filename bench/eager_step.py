@@ -80,7 +80,7 @@ def kernels_only(opt, params, steps):
     for p, entry in zip(params, memo.entries):
         template, checked, opdef, attrs, ctx = entry[0], entry[1], entry[6], entry[7], entry[8]
         ins = dict(template, Grad=p._grad._value if p._grad is not None else np.zeros_like(p._value),
-                   LearningRate=lr, **{slot: t._value for slot, t, _ in checked})
+                   LearningRate=lr, **{slot: tref()._value for slot, tref, *_ in checked})
         calls.append((opdef.kernel, ins, attrs, ctx))
     t0 = time.process_time()
     for _ in range(steps):

@@ -349,3 +349,92 @@ def test_the_memo_keeps_no_array_alive(plain):
         gc.collect()
         assert opt._update_memo.replays == 2
         assert all(r() is None for r in refs)
+
+
+# --- found by review: state the memo must not keep, patches it must see, copies it must allow ----------
+def test_emptied_accumulators_are_created_anew_as_without_the_memo(plain):
+    """``opt._accumulators.clear()`` between steps ("reset the optimizer"): the full path creates
+    fresh zero accumulators; the memo must not keep updating the old, unreachable ones."""
+    def reset(k, net, opt):
+        if k == 2:
+            opt._accumulators.clear()
+    got, opt = train(MAKERS["momentum"], between=reset)
+    plain.setattr(eager_memo, "ENABLED", False)
+    want, full = train(MAKERS["momentum"], between=reset)
+    for g, w in zip(got, want):
+        assert all(np.array_equal(a, b) for a, b in zip(g, w))
+    assert sorted(opt.state_dict()) == sorted(full.state_dict()) != []
+
+
+def test_a_method_patched_onto_the_class_after_a_step_runs_every_step(plain):
+    calls = []
+    original = O.Momentum._append_optimize_op
+
+    def patched(self, param, grad):
+        calls.append(param.name)
+        return original(self, param, grad)
+
+    def patch(k, net, opt):
+        if k == 1:
+            plain.setattr(O.Momentum, "_append_optimize_op", patched)
+    got, _ = train(MAKERS["momentum"], between=patch)
+    assert len(calls) == 4 * len(got[0])   # steps 2 to 5, every parameter
+
+
+def test_an_optimizer_with_a_memo_pickles_and_copies(plain):
+    import copy
+    import pickle
+    _, opt = train(MAKERS["adam"], steps=2)
+    assert opt._update_memo.entries is not None
+    for clone in (pickle.loads(pickle.dumps(opt._update_memo)), copy.deepcopy(opt._update_memo)):
+        assert clone.entries is None
+
+
+def test_the_memo_keeps_no_parameter_alive(plain):
+    """Parameters given to ``minimize`` only (not the optimizer's own): a dropped model is freed."""
+    opt = O.SGD(0.1, parameters=[paddle.create_parameter([1], "float32")])
+    net = paddle.nn.Linear(4, 3)
+    for _ in range(3):
+        loss = net(paddle.to_tensor(X)).mean()
+        loss.backward()
+        opt.minimize(loss, parameters=net.parameters())
+        net.clear_gradients()
+    assert opt._update_memo.replays >= 1
+    weight = weakref.ref(net.weight)
+    del net, loss
+    gc.collect()
+    assert weight() is None
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_parameter_reshaped_in_place_gets_the_full_paths_error(plain, enabled):
+    """A parameter's array reshaped in place between backward and step: the same array object,
+    so only a shape check tells; the update must fail as the full path does."""
+    plain.setattr(eager_memo, "ENABLED", enabled)
+    with names.guard():
+        net = paddle.nn.Linear(4, 3)
+        opt = O.SGD(0.1, parameters=net.parameters())
+        for k in range(4):
+            net(paddle.to_tensor(X)).mean().backward()
+            if k == 3:
+                net.bias._value.shape = (1, 3)
+                with pytest.raises(ShapeError, match="sgd"):
+                    opt.step()
+            else:
+                opt.step()
+            opt.clear_grad()
+
+
+def test_minimize_of_an_eager_loss_in_static_mode_gets_the_full_paths_error(plain):
+    with names.guard():
+        net = paddle.nn.Linear(4, 3)
+        opt = O.SGD(0.1, parameters=net.parameters())
+        for _ in range(3):
+            loss = net(paddle.to_tensor(X)).mean()
+            loss.backward()
+            opt.step()
+        loss = net(paddle.to_tensor(X)).mean()
+        loss.backward()
+        with context.static_mode_guard(True):
+            with pytest.raises(TypeError, match="sgd"):
+                opt.minimize(loss)
