@@ -34,6 +34,7 @@ import queue
 import threading
 import time
 import weakref
+from _thread import allocate_lock as _allocate_lock
 
 import numpy as np
 
@@ -50,18 +51,23 @@ class _Batch:
     (workers are never interrupted, so the count is exact); ``cancelled`` stops them taking
     pieces (the caller was interrupted: ``_cancel``)."""
 
-    __slots__ = ("fn", "pieces", "errors", "taken", "finished", "last", "done", "errstate", "active",
-                 "cancelled")
+    __slots__ = ("fn", "pieces", "errors", "taken", "finished", "last", "done", "complete", "errstate",
+                 "active", "cancelled")
 
     def __init__(self, fn, pieces):
         self.fn, self.pieces, self.errors = fn, pieces, {}
         self.errstate = np.geterr()   # NumPy's error state is per thread: workers take the caller's
         self.taken, self.finished, self.last = itertools.count(), itertools.count(), len(pieces) - 1
-        self.done = threading.Event()
+        # held until the thread finishing the last piece releases it: a plain lock, whose
+        # acquire a Ctrl-C interrupts cleanly (threading.Event.wait can turn one into
+        # "RuntimeError: release unlocked lock" inside threading.Condition)
+        self.done = _allocate_lock()
+        self.done.acquire()
+        self.complete = False     # set (before ``done`` is released) once every piece has finished
         self.active, self.cancelled = 0, False
 
     def run(self):
-        """Run pieces until none is left; the thread finishing the last one sets ``done``.
+        """Run pieces until none is left; the thread finishing the last one releases ``done``.
         (``next`` of an ``itertools.count`` is atomic under the GIL: each piece runs once.)"""
         with np.errstate(**self.errstate):
             self._run()
@@ -81,7 +87,8 @@ class _Batch:
             except BaseException as exc:   # noqa: BLE001 - re-raised in the caller
                 self.errors[index] = exc
             if next(self.finished) == self.last:
-                self.done.set()
+                self.complete = True
+                self.done.release()
 
     def close(self):
         """The first failing piece's exception, or None, once no worker runs a piece any more;
@@ -180,8 +187,9 @@ def run_pieces(fn, pieces) -> None:
     threads still spinning after a matmul) leaves its share to the others instead of holding the
     caller up."""
     helpers = min(num_threads(), len(pieces)) - 1
-    token = _Token()
-    ref = weakref.ref(token)
+    if helpers >= 1:
+        token = _Token()
+        ref = weakref.ref(token)
     if helpers < 1 or not _take_pool(ref):
         for piece in pieces:
             fn(*piece)
@@ -225,38 +233,43 @@ def _run_batch(batch, helpers):
         for _ in range(helpers):
             _pool.jobs.put(batch)
         batch.run()
-        interrupted = _wait(batch.done)   # every piece is taken: the workers finish theirs
+        interrupted = _wait(batch)   # every piece is taken: the workers finish theirs
     except BaseException as exc:   # noqa: BLE001 - raised by the caller once no piece runs any more
+        batch.cancelled = True     # (first: no check point before this store, so a second Ctrl-C cannot skip it)
         interrupted = exc
     if interrupted is not None:
-        _cancel(batch)
+        batch.cancelled = True
+        _wait_out(batch)
         batch.close()
         return interrupted
     return batch.close()
 
 
-def _cancel(batch):
-    """Stop the workers taking pieces of ``batch`` and wait until none is inside it (through
-    further Ctrl-Cs: the same interrupt, raised once)."""
-    batch.cancelled = True
-    while batch.active:
+def _wait_out(batch):
+    """Wait until no worker is inside the cancelled ``batch`` (through further Ctrl-Cs: the call
+    raises the first).  A further one at the loop's own check points could still end this early."""
+    while True:
         try:
-            time.sleep(0.0002)
+            while batch.active:
+                time.sleep(0.0002)
+            return
         except BaseException:   # noqa: BLE001, S110 - the call raises the first interrupt after this
             pass
 
 
-def _wait(done):
-    """``done.wait()``, through a signal handler's exception (Ctrl-C) too, which it returns (the
-    last one, or None): the workers write the outputs until their pieces finish, so the caller
-    raises it only then."""
+def _wait(batch):
+    """Wait for ``batch.complete`` on ``batch.done`` (the lock the last piece releases), through a
+    signal handler's exception (Ctrl-C) too, which it returns (the last one, or None): the workers
+    write the outputs until their pieces finish, so the caller raises it only then.  (The flag,
+    not the lock, says when: an interrupt right after a successful ``acquire`` must not send this
+    thread back to acquire the lock it holds.)"""
     interrupted = None
-    while True:
+    while not batch.complete:
         try:
-            if done.is_set() or done.wait():
-                return interrupted
+            batch.done.acquire()
         except BaseException as exc:   # noqa: BLE001 - returned, raised by the caller
             interrupted = exc
+    return interrupted
 
 
 def chunked(fn, outs, *ins, keep: int = 0, min_elements: int | None = None):

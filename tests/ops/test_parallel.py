@@ -366,7 +366,7 @@ def _takes_one_piece_then_interrupted(original):
         index = next(batch.taken)
         batch.fn(*batch.pieces[index])
         if next(batch.finished) == batch.last:
-            batch.done.set()
+            batch.done.release()
         raise KeyboardInterrupt
     return run
 
@@ -485,3 +485,45 @@ def test_a_worker_thread_that_died_is_replaced(threads):
     assert died.wait(10)
     time.sleep(0.05)
     assert _a_worker_runs_a_piece(np.arange(8192.0))
+
+
+def test_an_interrupt_right_after_the_wait_succeeded_does_not_wait_again(threads, monkeypatch):
+    """Ctrl-C at the check right after the caller's wait for the last piece returned: the caller
+    holds the lock the last piece released, so waiting on it again would never end."""
+    threads(2)
+    x = np.arange(8192.0)
+
+    allocate, caller = parallel._allocate_lock, {}
+
+    class InterruptedAfterAcquire:
+        def __init__(self):
+            self.lock, self.raised = allocate(), False
+
+        def acquire(self):
+            self.lock.acquire()
+            if not self.raised and threading.get_ident() == caller.get("ident"):
+                self.raised = True
+                raise KeyboardInterrupt
+
+        def release(self):
+            self.lock.release()
+    monkeypatch.setattr(parallel, "_allocate_lock", InterruptedAfterAcquire)
+
+    def slow_on_the_worker(x, out):
+        if threading.get_ident() != caller["ident"]:
+            time.sleep(0.05)   # the caller runs out of pieces and waits
+        np.copyto(out, x)
+    outcome = []
+
+    def call():
+        caller["ident"] = threading.get_ident()
+        try:
+            parallel.chunked(slow_on_the_worker, np.empty_like(x), x, min_elements=1)
+            outcome.append("returned")
+        except KeyboardInterrupt:
+            outcome.append("interrupted")
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive(), "the call waited again for a lock it held"
+    assert outcome == ["interrupted"]
