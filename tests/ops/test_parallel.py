@@ -415,6 +415,24 @@ def test_an_interrupt_right_after_taking_the_pool_releases_it(threads, monkeypat
     assert _a_worker_runs_a_piece(x)
 
 
+def _outcome_within_10_s(caller, piece, x):
+    """``chunked(piece, ...)`` over ``x`` in a thread of its own (its ident in ``caller``):
+    "returned", "interrupted" (KeyboardInterrupt) or "hung" (still running after 10 s)."""
+    outcome = []
+
+    def call():
+        caller["ident"] = threading.get_ident()
+        try:
+            parallel.chunked(piece, np.empty_like(x), x, min_elements=1)
+            outcome.append("returned")
+        except KeyboardInterrupt:
+            outcome.append("interrupted")
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(10)
+    return "hung" if thread.is_alive() else outcome[0]
+
+
 def test_an_interrupt_that_costs_the_caller_a_taken_piece_does_not_hang(threads, monkeypatch):
     """Ctrl-C right after the caller took a piece's index, before running it (or after its last
     piece, before it set ``done``): nobody will run that piece, so the call must not wait for
@@ -429,20 +447,9 @@ def test_an_interrupt_that_costs_the_caller_a_taken_piece_does_not_hang(threads,
         next(batch.taken)          # the index is taken; the interrupt comes before its piece runs
         raise KeyboardInterrupt
     monkeypatch.setattr(parallel._Batch, "run", run)
-    outcome = []
-
-    def call():
-        caller["ident"] = threading.get_ident()
-        try:
-            parallel.chunked(lambda x, out: np.copyto(out, x), np.empty_like(x), x, min_elements=1)
-            outcome.append("returned")
-        except KeyboardInterrupt:
-            outcome.append("interrupted")
-    thread = threading.Thread(target=call, daemon=True)
-    thread.start()
-    thread.join(10)
-    assert not thread.is_alive(), "the call hung waiting for a piece nobody runs"
-    assert outcome == ["interrupted"]
+    outcome = _outcome_within_10_s(caller, lambda x, out: np.copyto(out, x), x)
+    assert outcome != "hung", "the call hung waiting for a piece nobody runs"
+    assert outcome == "interrupted"
     monkeypatch.undo()
     assert not parallel.pool_taken()
     assert _a_worker_runs_a_piece(x)
@@ -513,17 +520,6 @@ def test_an_interrupt_right_after_the_wait_succeeded_does_not_wait_again(threads
         if threading.get_ident() != caller["ident"]:
             time.sleep(0.05)   # the caller runs out of pieces and waits
         np.copyto(out, x)
-    outcome = []
-
-    def call():
-        caller["ident"] = threading.get_ident()
-        try:
-            parallel.chunked(slow_on_the_worker, np.empty_like(x), x, min_elements=1)
-            outcome.append("returned")
-        except KeyboardInterrupt:
-            outcome.append("interrupted")
-    thread = threading.Thread(target=call, daemon=True)
-    thread.start()
-    thread.join(10)
-    assert not thread.is_alive(), "the call waited again for a lock it held"
-    assert outcome == ["interrupted"]
+    outcome = _outcome_within_10_s(caller, slow_on_the_worker, x)
+    assert outcome != "hung", "the call waited again for a lock it held"
+    assert outcome == "interrupted"
