@@ -49,7 +49,7 @@ class _Batch:
     """The pieces of one call, taken one at a time by whichever thread is free (the caller and
     the pool's workers), and what came of them.  ``active`` counts the workers inside the batch
     (workers are never interrupted, so the count is exact); ``cancelled`` stops them taking
-    pieces (the caller was interrupted: ``_cancel``)."""
+    pieces (the caller was interrupted: ``_run_batch``)."""
 
     __slots__ = ("fn", "pieces", "errors", "taken", "finished", "last", "done", "complete", "errstate",
                  "active", "cancelled")
@@ -94,7 +94,10 @@ class _Batch:
         """The first failing piece's exception, or None, once no worker runs a piece any more;
         drops the pieces, ``fn`` and errors, which the batch's copies still queued for workers
         that were busy would otherwise keep alive (and with them the call's arrays)."""
-        error = self.errors[min(self.errors)] if self.errors else None
+        errors, error = self.errors, None
+        if errors:   # a Ctrl-C inside a piece first (a lower piece's error must not swallow it), else the first
+            error = next((errors[i] for i in sorted(errors) if not isinstance(errors[i], Exception)),
+                         errors[min(errors)])
         self.fn = self.pieces = self.errors = None
         return error
 
@@ -107,19 +110,28 @@ class _Pool:
         self.workers = []
 
     def ensure(self, count):
-        if len(self.workers) >= count and all(w.is_alive() for w in self.workers):
-            return
-        self.workers = [w for w in self.workers if w.is_alive()]
+        workers = self.workers
+        if workers and workers[-1].ident is None:   # appended, then a Ctrl-C before its start()
+            workers.pop()
         while len(self.workers) < count:
             worker = threading.Thread(target=self._work, name=f"headrace-intra-op-{len(self.workers)}",
                                       daemon=True)
-            worker.start()
             self.workers.append(worker)
+            worker.start()
 
     def _work(self):
+        """Serve batches; a worker that ends (an error escaping a job) takes itself off the list,
+        so the next call starts another (not polled with ``is_alive``, whose wait a Ctrl-C can
+        turn into a live thread marked dead in CPython 3.11)."""
         get = self.jobs.get
-        while True:
-            get().work()
+        try:
+            while True:
+                get().work()
+        finally:
+            try:
+                self.workers.remove(threading.current_thread())
+            except ValueError:   # (taken off already: never started, per ``ensure``)
+                pass
 
 
 class _Token:
@@ -187,27 +199,35 @@ def run_pieces(fn, pieces) -> None:
     threads still spinning after a matmul) leaves its share to the others instead of holding the
     caller up."""
     helpers = min(num_threads(), len(pieces)) - 1
+    error = _SERIAL
     if helpers >= 1:
         token = _Token()
         ref = weakref.ref(token)
-    if helpers < 1 or not _take_pool(ref):
+        try:   # taking the pool inside the try, freeing it in the finally without a call (no check point)
+            if _take_pool(ref):
+                error = _run_batch(_Batch(fn, pieces), helpers)
+        finally:
+            if _holder[0] is ref:
+                _holder[0] = _FREE
+    if error is _SERIAL:
         for piece in pieces:
             fn(*piece)
-        return
-    try:
-        error = _run_batch(_Batch(fn, pieces), helpers)
-    finally:
-        _free_pool(ref)
-    if error is not None:
-        raise error
+    elif error is not None:
+        try:
+            raise error
+        finally:
+            error = None   # (the traceback holds this frame: no cycle keeping the call's arrays alive)
+
+
+_SERIAL = object()   # run_pieces: the pool was not taken
 
 
 def _take_pool(ref) -> bool:
     """Take the pool for the call whose token ``ref`` refers to, if no live call holds it.  The
-    pool belongs to a token, not to a lock: a call that ends without freeing it (a Ctrl-C
-    between taking it and its ``try``) drops its token with its frame, and the pool is free
-    again, instead of every later kernel running serially.  (``_guard`` is held for the test and
-    the store only, released by its ``with`` whatever is raised.)"""
+    pool belongs to a token, not to a lock: a call that ends without freeing it (a second Ctrl-C
+    in its ``finally``) drops its token with its frame, and the pool is free again once nothing
+    holds that frame (a kept traceback does, until it is dropped).  (``_guard`` is held for the
+    test and the store only, released by its ``with`` whatever is raised.)"""
     with _guard:
         if _holder[0]() is not None:
             return False
@@ -216,6 +236,7 @@ def _take_pool(ref) -> bool:
 
 
 def _free_pool(ref) -> None:
+    """Free the pool if the call whose token ``ref`` refers to holds it (tests)."""
     if _holder[0] is ref:
         _holder[0] = _FREE
 
@@ -226,7 +247,7 @@ def _run_batch(batch, helpers):
     None.  A signal handler's exception (Ctrl-C, raised in this, the main, thread between two
     Python instructions) inside a piece is that piece's error; anywhere else it may have cost a
     piece this thread had taken, so the call does not wait for all pieces: it cancels the rest
-    (``_cancel``) and raises once no worker is inside one, so none writes the outputs after the
+    (``cancelled``, then ``_wait_out``) and raises once no worker is inside one, so none writes the outputs after the
     call has ended, and none is left waiting."""
     try:
         _pool.ensure(helpers)
@@ -241,7 +262,10 @@ def _run_batch(batch, helpers):
         batch.cancelled = True
         _wait_out(batch)
         batch.close()
-        return interrupted
+        try:
+            return interrupted
+        finally:
+            interrupted = None   # (the exception's traceback holds this frame: no cycle)
     return batch.close()
 
 
@@ -269,7 +293,10 @@ def _wait(batch):
             batch.done.acquire()
         except BaseException as exc:   # noqa: BLE001 - returned, raised by the caller
             interrupted = exc
-    return interrupted
+    try:
+        return interrupted
+    finally:
+        interrupted = None   # (the exception's traceback holds this frame: no cycle)
 
 
 def chunked(fn, outs, *ins, keep: int = 0, min_elements: int | None = None):

@@ -523,3 +523,60 @@ def test_an_interrupt_right_after_the_wait_succeeded_does_not_wait_again(threads
     outcome = _outcome_within_10_s(caller, slow_on_the_worker, x)
     assert outcome != "hung", "the call waited again for a lock it held"
     assert outcome == "interrupted"
+
+
+def test_an_interrupt_inside_a_piece_wins_over_a_lower_pieces_error(threads):
+    """Ctrl-C inside piece 3 while piece 1 fails too: the call raises the KeyboardInterrupt (a
+    training loop catching piece 1's error would otherwise go on after the user's Ctrl-C)."""
+    threads(2)
+
+    def piece(i):
+        if i == 1:
+            raise FloatingPointError("overflow in piece 1")
+        if i == 3:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        parallel.run_pieces(piece, [(i,) for i in range(8)])
+
+
+def test_a_failed_call_keeps_no_array_alive_once_its_error_is_handled(threads):
+    """No reference cycle through the caller's frame: with the cyclic collector off, the arrays
+    of a call whose piece failed are freed when the handler drops the exception."""
+    import gc
+    import weakref
+    threads(2)
+    x = np.arange(8192.0)
+    seen = weakref.ref(x)
+
+    def failing(x, out):
+        raise ValueError("a piece failed")
+    gc.disable()
+    try:
+        try:
+            parallel.chunked(failing, np.empty_like(x), x, min_elements=1)
+        except ValueError:
+            pass
+        del x
+        assert seen() is None
+    finally:
+        gc.enable()
+
+
+def test_a_worker_added_but_never_started_is_replaced(threads):
+    """A Ctrl-C between adding a worker to the pool and starting it leaves a thread that never
+    runs: the next call replaces it instead of counting it."""
+    threads(3)
+    parallel._pool.ensure(1)
+    del parallel._pool.workers[1:]
+    parallel._pool.workers.append(threading.Thread(target=lambda: None))   # never started
+    names, both = set(), threading.Event()
+
+    def piece(x, out):
+        if threading.current_thread() is not threading.main_thread():
+            names.add(threading.current_thread().name)
+            if len(names) == 2:
+                both.set()
+        both.wait(5)   # each piece waits until two workers are running pieces
+    x = np.arange(8192.0)
+    parallel.chunked(piece, np.empty_like(x), x, min_elements=1)
+    assert len(names) == 2, f"workers that ran pieces: {sorted(names)}"
