@@ -91,11 +91,12 @@ class _Batch:
                 self.done.release()
 
     def close(self):
-        """The first failing piece's exception, or None, once no worker runs a piece any more;
+        """The exception to raise, or None, once no worker runs a piece any more (a Ctrl-C
+        inside a piece, else the first failing piece's exception, in piece order);
         drops the pieces, ``fn`` and errors, which the batch's copies still queued for workers
         that were busy would otherwise keep alive (and with them the call's arrays)."""
         errors, error = self.errors, None
-        if errors:   # a Ctrl-C inside a piece first (a lower piece's error must not swallow it), else the first
+        if errors:   # (a lower piece's error must not swallow a Ctrl-C: a loop catching it would go on)
             error = next((errors[i] for i in sorted(errors) if not isinstance(errors[i], Exception)),
                          errors[min(errors)])
         self.fn = self.pieces = self.errors = None
