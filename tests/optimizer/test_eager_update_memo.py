@@ -193,25 +193,36 @@ def test_minimize_with_a_parameter_subset_and_no_grad_set(plain):
         assert np.array_equal(a, b)
 
 
+def _stepped_both_ways(plain, make_opt, step, steps):
+    """Train ``TanhMLP(4, 3)`` with ``step(k, opt)`` in place of ``opt.step()``, with the memo and
+    without; assert the parameters bit-identical; return the memo's replays."""
+    runs = []
+    for enabled in (True, False):
+        plain.setattr(eager_memo, "ENABLED", enabled)
+        with names.guard():
+            paddle.seed(1)
+            net = TanhMLP(4, 3)
+            opt = make_opt(net.parameters())
+            for k in range(steps):
+                net(paddle.to_tensor(X)).backward()
+                step(k, opt)
+                opt.clear_grad()
+            runs.append(([p.numpy() for p in net.parameters()], opt._update_memo.replays))
+    (a, replays), (b, _) = runs
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    return replays
+
+
 def test_no_grad_and_a_toggled_stop_gradient(plain):
     def between(k, net, opt):
         net.fcs[0].weight.stop_gradient = k in (1, 2)
     same_with_and_without_memo(plain, MAKERS["momentum"], between=between, steps=6)
 
-    def stepped_under_no_grad(enabled):
-        plain.setattr(eager_memo, "ENABLED", enabled)
-        with names.guard():
-            paddle.seed(1)
-            net = TanhMLP(4, 3)
-            opt = O.SGD(0.1, parameters=net.parameters())
-            for _ in range(3):
-                net(paddle.to_tensor(X)).backward()
-                with paddle.no_grad():
-                    opt.step()
-                opt.clear_grad()
-            return [p.numpy() for p in net.parameters()], opt._update_memo.replays
-    (a, replays), (b, _) = stepped_under_no_grad(True), stepped_under_no_grad(False)
-    assert replays == 2 and all(np.array_equal(x, y) for x, y in zip(a, b))
+    def under_no_grad(k, opt):
+        with paddle.no_grad():
+            opt.step()
+    replays = _stepped_both_ways(plain, lambda ps: O.SGD(0.1, parameters=ps), under_no_grad, 3)
+    assert replays == 2
 
 
 def test_set_value_and_set_state_dict_between_steps(plain):
@@ -277,21 +288,12 @@ def test_check_modes_and_a_recompute_pass_turn_the_memo_off(plain):
         set_check_mode(plain, False)
     assert opt._update_memo.replays == 2     # steps 2 and 6
 
-    def recomputing_in_step_3(enabled):
-        plain.setattr(eager_memo, "ENABLED", enabled)
-        with names.guard():
-            paddle.seed(1)
-            net = TanhMLP(4, 3)
-            opt = O.Momentum(0.1, parameters=net.parameters())
-            for k in range(4):
-                net(paddle.to_tensor(X)).backward()
-                plain.setattr(tape, "recomputing", k == 2)
-                opt.step()
-                plain.setattr(tape, "recomputing", False)
-                opt.clear_grad()
-            return [p.numpy() for p in net.parameters()], opt._update_memo.replays
-    (a, replays), (b, _) = recomputing_in_step_3(True), recomputing_in_step_3(False)
-    assert replays == 1 and all(np.array_equal(x, y) for x, y in zip(a, b))    # step 2 (step 4 learns)
+    def recomputing_in_step_3(k, opt):
+        plain.setattr(tape, "recomputing", k == 2)
+        opt.step()
+        plain.setattr(tape, "recomputing", False)
+    replays = _stepped_both_ways(plain, lambda ps: O.Momentum(0.1, parameters=ps), recomputing_in_step_3, 4)
+    assert replays == 1    # step 2 (step 4 learns)
 
 
 def test_a_bad_gradient_after_replays_is_the_full_path_error_naming_the_user_line(plain):
