@@ -168,13 +168,8 @@ def run_update(op_type, inputs, attrs, outputs):
     """``run_op`` for a call passing its output Tensors (an optimizer's update), and the
     ``FastOp`` that serves its signature from now on (None when it does not qualify), for the
     optimizer's memo of its updates (``optimizer/eager_memo.py``)."""
+    result = run_op(op_type, inputs, attrs, outputs)   # (learning steps only: the key twice is fine)
     key = fast_key(op_type, inputs, attrs, outputs) if inputs and not CHECK_KERNELS else None
-    op = FAST.get(key) if key is not None else None
-    if op is not None and flags._nan_inf is None:
-        result = op.run_into(inputs, outputs)
-        if result is not None:
-            return result, op
-    result = _run_full(op_type, inputs, attrs, outputs, key)
     return result, (FAST.get(key) if key is not None else None)
 
 
