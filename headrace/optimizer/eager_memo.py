@@ -132,7 +132,7 @@ class UpdateMemo:
 
     def __init__(self):
         # per parameter: [the kernel's input slots in the call's order (a dict of None), ((slot, weakref to
-        # the Tensor, weakref to its array, the array's shape and dtype, the accumulator's name or None), ...)
+        # the Tensor, weakref to its array, the array's shape and dtype), ...)
         # for the inputs but the gradient and the learning rate, weakref to the gradient's array, its shape,
         # its dtype, ((output slot, weakref to the Tensor), ...), the FastOp's OpDef, attributes, context and
         # Step, ((accumulator name, parameter name, weakref to the Tensor), ...)], or None (the update does
@@ -179,22 +179,23 @@ class UpdateMemo:
         if op is None or inputs.get("Param") is not param or inputs.get("Grad") is not grad or \
                 inputs.get("LearningRate") is not lr or type(grad) not in _TENSORS:
             return None
-        checked = []
+        checked, accs = [], []
         for slot, t in inputs.items():
             if slot != "Grad" and slot != "LearningRate":    # (the learning rate: ours, a float32 [1])
                 a = t._value
                 if type(a) is not _ndarray:
                     return None
+                checked.append((slot, _ref(t), _ref(a), a.shape, a.dtype))
                 acc = None if slot == "Param" else _accumulator_of(opt, param, t)
-                checked.append((slot, _ref(t), _ref(a), a.shape, a.dtype, acc))
+                if acc is not None:
+                    accs.append((acc, param.name, checked[-1][1]))
         garray = grad._value
         if type(garray) is not _ndarray:
             return None
         template = dict.fromkeys(inputs)      # the kernel's inputs in the call's slot order
         outs = tuple((slot, _ref(t)) for slot, t in outputs.items())
-        accs = tuple((acc, param.name, tref) for _, tref, _, _, _, acc in checked if acc is not None)
         return [template, tuple(checked), _ref(garray), garray.shape, garray.dtype, outs,
-                op.opdef, op.attrs, op.ctx, op.step, accs]
+                op.opdef, op.attrs, op.ctx, op.step, tuple(accs)]
 
     def capture(self, op_type, inputs, outputs, attrs) -> None:
         """``Optimizer._update_op`` while learning: run the update, note its ``FastOp``."""
@@ -250,7 +251,7 @@ class UpdateMemo:
             ins = template.copy()
             ins["Grad"] = ga
             ins["LearningRate"] = lr
-            for slot, tref, ref, shape, dtype, _ in checked:
+            for slot, tref, ref, shape, dtype in checked:
                 t = tref()
                 a = None if t is None else t._value
                 if a is None or ref() is not a or a.shape != shape or a.dtype is not dtype:
