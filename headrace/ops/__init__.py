@@ -12,6 +12,7 @@ from . import math_unary, math_binary, math_extra, search, indexing, manip, dyna
 from . import cumulative, counting  # noqa: F401  (tensor ops)
 from . import activation_ext, conv3d, conv_transpose, group_norm, pool, pool3d, spectral_norm  # noqa: F401  (nn layers)
 from . import conv_bias  # noqa: F401  (eager F.conv2d with a bias)
+from . import pool2d  # noqa: F401
 from . import rnn_fused  # noqa: F401  (the fused recurrent op)
 from . import softmax  # noqa: F401  (softmax and its gradient)
 from .apply import apply_op, apply_op_single

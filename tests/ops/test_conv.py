@@ -261,7 +261,7 @@ def test_filter_mismatch_message_names_shapes():
 
 # --- gradients: central differences in float64 ------------------------------------------------------
 from headrace.autodiff import gradients  # noqa: E402
-from headrace.ops import conv as conv_ops  # noqa: E402
+from headrace.ops import pool2d as pool_ops  # noqa: E402
 from headrace.ops.apply import apply_op_single  # noqa: E402
 from headrace.ops.registry import Meta, lookup  # noqa: E402
 from tests.helpers import build_and_run as run_program  # noqa: E402
@@ -362,7 +362,7 @@ def max_pool_path(request, monkeypatch):
     """Max-pool gradients have two implementations (a loop over window offsets for small regular
     windows, a gather + scatter-add otherwise); the max-pool tests run through both."""
     if request.param == "gather":
-        monkeypatch.setattr(conv_ops, "_STRIDED_MAX_CELLS", 0)
+        monkeypatch.setattr(pool_ops, "_STRIDED_MAX_CELLS", 0)
     return request.param
 
 

@@ -3,7 +3,7 @@ index arrays otherwise): both give the same forward outputs and gradients on eve
 import numpy as np
 import pytest
 
-from headrace.ops import conv as conv_ops
+from headrace.ops import pool2d as pool_ops
 from headrace.ops.gradrule import grad_slot
 from headrace.ops.kernel import context
 from headrace.ops.registry import lookup
@@ -14,7 +14,7 @@ def _both_paths(monkeypatch, op, ins, attrs, slot):
     opdef = lookup(op)
     full = {**opdef.attrs, **attrs}
     strided = opdef.kernel(ins, full, context([slot]))[slot]
-    monkeypatch.setattr(conv_ops, "_STRIDED_MAX_CELLS", 0)
+    monkeypatch.setattr(pool_ops, "_STRIDED_MAX_CELLS", 0)
     gathered = opdef.kernel(ins, full, context([slot]))[slot]
     return strided, gathered
 
