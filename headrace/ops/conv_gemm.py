@@ -5,8 +5,7 @@ column matrix once; every convolution product is then one (batched) matmul.  Two
 where it is fastest:
 
 - **per sample** (forward, ``convolve``): columns [B, g, C/g*kh*kw, OH*OW] of a block of B
-  samples at a time (or, for stride 1, runs of the flat padded image with a few junk columns a
-  row: ``ops/conv_columns.py``), in a buffer of about ``BLOCK_BYTES`` that stays in cache, then
+  samples at a time, in a buffer of about ``BLOCK_BYTES`` that stays in cache, then
   ``Filter_g @ columns`` into the block's rows of the result [N, g, M/g, OH*OW], which already
   is NCHW (no output transpose).  Blocks run on the intra-op threads with BLAS at one thread;
   each sample's product is the same BLAS call as one batched matmul over all columns would make,
@@ -41,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from . import conv_columns, gemm, parallel
+from . import gemm, parallel
 from .parallel import split_range
 
 BLOCK_BYTES = 1 << 18   # columns per block of samples in the forward (measured: 256-512 KiB best)
@@ -100,40 +99,39 @@ def _copied(win):
 
 def convolve(x, w, strides, pads, dilations, groups, bias=None):
     """[N, M, OH, OW]: the cross-correlation of NCHW ``x`` with ``w`` [M, C/g, kh, kw], by blocks
-    of samples (module doc; the columns' layout is ``conv_columns``'s).  With fewer blocks than
-    threads (a batch of one), all columns are built first and each product is split over the
-    threads instead (``gemm.matmul``).  ``bias`` ([M] or None) is added to each block while it is
-    in cache: the sum elementwise_add(axis=1) of the result and ``bias`` would give, bit for bit."""
-    n = x.shape[0]
+    of samples (module doc).  With fewer blocks than threads (a batch of one), all columns are
+    built first and each product is split over the threads instead (``gemm.matmul``).  ``bias``
+    ([M] or None) is added to each block while it is in cache: the sum elementwise_add(axis=1)
+    of the result and ``bias`` would give, bit for bit."""
+    n, c = x.shape[:2]
     m, cg, kh, kw = w.shape
     xp = _padded_input(x, pads)
     win = _window_view(xp, 2, (kh, kw), strides, dilations).transpose(0, 1, 4, 5, 2, 3)  # [N, C, kh, kw, OH, OW]
-    cols = conv_columns.columns(xp, win, (kh, kw), strides, dilations, m)
-    oh, ow, rows = cols.oh, cols.ow, cols.rows // groups
-    filters = w.reshape(groups, m // groups, rows)
-    sample_bytes = max(1, cols.rows * cols.width * x.itemsize)
-    side_by_side = _samples_per_product(cols.width, sample_bytes)
+    oh, ow = win.shape[-2:]
+    filters = w.reshape(groups, m // groups, cg * kh * kw)
+    sample_bytes = max(1, c * kh * kw * oh * ow * x.itemsize)
+    side_by_side = _samples_per_product(oh * ow, sample_bytes)
     size = side_by_side if side_by_side > 1 else max(1, BLOCK_BYTES // sample_bytes)
     blocks = [(start, min(start + size, n)) for start in range(0, n, size)]
-    per_channel = None if bias is None else bias.reshape(m, 1, 1)
+    per_channel = None if bias is None else bias.reshape(groups, m // groups, 1)
     if side_by_side == 1 and parallel.num_threads() > max(1, len(blocks)):
-        product = gemm.matmul(filters, cols.per_sample(0, n).reshape(n, groups, rows, cols.width))
-        out = np.ascontiguousarray(cols.outputs(product.reshape(n, m, cols.width)))
+        cols = _copied(win).reshape(n, groups, cg * kh * kw, oh * ow)
+        out = gemm.matmul(filters, cols)
         if per_channel is not None:
             out += per_channel
-        return out
-    out = np.empty((n, m, oh, ow), np.result_type(x, w))
+        return out.reshape(n, m, oh, ow)
+    out = np.empty((n, groups, m // groups, oh * ow), np.result_type(x, w))
 
     def block(start, stop):
-        columns = cols.per_sample(start, stop).reshape(stop - start, groups, rows, cols.width)
-        if cols.width == oh * ow:    # no junk columns: the product is the block's output
-            np.matmul(filters, columns, out=out[start:stop].reshape(stop - start, groups, m // groups, cols.width))
-        else:
-            out[start:stop] = cols.outputs(np.matmul(filters, columns).reshape(stop - start, m, cols.width))
+        cols = np.empty((stop - start,) + win.shape[1:], x.dtype)
+        cols[...] = win[start:stop]
+        np.matmul(filters, cols.reshape(stop - start, groups, cg * kh * kw, oh * ow), out=out[start:stop])
 
-    def block_side_by_side(start, stop):   # columns [g, C/g*kh*kw, B*width]: one wider product
-        product = np.matmul(filters, cols.side_by_side(start, stop).reshape(groups, rows, (stop - start) * cols.width))
-        out[start:stop] = cols.outputs(product.reshape(m, stop - start, cols.width)).transpose(1, 0, 2, 3)
+    def block_side_by_side(start, stop):   # columns [g, C/g*kh*kw, B*OH*OW]: one wider product
+        cols = np.empty(win.shape[1:4] + (stop - start,) + win.shape[4:], x.dtype)
+        cols[...] = win[start:stop].transpose(1, 2, 3, 0, 4, 5)
+        product = np.matmul(filters, cols.reshape(groups, cg * kh * kw, (stop - start) * oh * ow))
+        out[start:stop] = product.reshape(groups, m // groups, stop - start, oh * ow).transpose(2, 0, 1, 3)
     fill = block if side_by_side == 1 else block_side_by_side
 
     def work(start, stop):
@@ -146,7 +144,7 @@ def convolve(x, w, strides, pads, dilations, groups, bias=None):
         else:
             for start, stop in blocks:
                 work(start, stop)
-    return out
+    return out.reshape(n, m, oh, ow)
 
 
 def _samples_per_product(positions, sample_bytes):

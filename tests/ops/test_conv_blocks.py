@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import headrace as paddle
-from headrace.ops import conv_columns, conv_gemm, parallel
+from headrace.ops import conv_gemm, parallel
 from headrace.ops.gradrule import grad_slot
 from headrace.ops.kernel import context
 from headrace.ops.registry import lookup
@@ -39,18 +39,6 @@ def threads():
     paddle.set_flags(old)
 
 
-@pytest.fixture(params=["window", "flat"])
-def layout(request, monkeypatch):
-    """Both column layouts (ops/conv_columns.py): ``FLAT_JUNK`` 0 keeps every convolution with
-    junk columns on windows, 1 (with no floor on rows per filter) puts every stride-1 one on flat rows.  Yields the list of the
-    layouts the convolutions took."""
-    monkeypatch.setattr(conv_columns, "FLAT_JUNK", 0.0 if request.param == "window" else 1.0)
-    monkeypatch.setattr(conv_columns, "FLAT_ROWS_PER_FILTER", 0)
-    taken, real = [], conv_columns.columns
-    monkeypatch.setattr(conv_columns, "columns", lambda *a: taken.append(real(*a)) or taken[-1])
-    yield taken
-
-
 def _bits_for_thread_counts(threads, x, w, attrs, expected):
     """The forward's bits with 1, 2 and 3 threads (each checked against ``expected``)."""
     bits = set()
@@ -64,7 +52,7 @@ def _bits_for_thread_counts(threads, x, w, attrs, expected):
 
 @pytest.mark.parametrize("x_shape, w_shape, attrs", CASES)
 def test_forward_blocks_match_the_reference_with_the_same_bits_for_any_block_and_thread_count(
-        monkeypatch, threads, layout, x_shape, w_shape, attrs):
+        monkeypatch, threads, x_shape, w_shape, attrs):
     x, w = RNG.standard_normal(x_shape).astype("float32"), RNG.standard_normal(w_shape).astype("float32")
     expected = conv_reference({"Input": x.astype("float64"), "Filter": w.astype("float64")}, attrs)["Output"]
     blocks = []
@@ -81,13 +69,13 @@ def test_forward_blocks_match_the_reference_with_the_same_bits_for_any_block_and
 
 @pytest.mark.parametrize("x_shape, w_shape, attrs", CASES)
 def test_samples_side_by_side_in_one_product_give_the_same_bits_for_any_thread_count(
-        monkeypatch, threads, layout, x_shape, w_shape, attrs):
+        monkeypatch, threads, x_shape, w_shape, attrs):
     """Few output positions a sample: a block's product puts several samples' columns side by
     side (``_samples_per_product``); the blocks are fixed by the shapes, not the threads."""
     x, w = RNG.standard_normal(x_shape).astype("float32"), RNG.standard_normal(w_shape).astype("float32")
     expected = conv_reference({"Input": x.astype("float64"), "Filter": w.astype("float64")}, attrs)["Output"]
     out, _ = _conv(x, w, attrs)
-    positions = layout[-1].width      # a sample's product columns: OH*OW, or OH*Wp on flat rows
+    positions = int(np.prod(out.shape[1:3] if attrs.get("data_format") == "NHWC" else out.shape[2:]))
     monkeypatch.setattr(conv_gemm, "PRODUCT_COLUMNS", 2 * positions)     # two samples a product
     blocks, products = [], []
     real_pieces, real_matmul = parallel.run_pieces, np.matmul
@@ -95,7 +83,7 @@ def test_samples_side_by_side_in_one_product_give_the_same_bits_for_any_thread_c
     monkeypatch.setattr(conv_gemm.np, "matmul", lambda a, b, **k: products.append(b.shape) or real_matmul(a, b, **k))
     assert len(_bits_for_thread_counts(threads, x, w, attrs, expected)) == 1
     assert blocks and all(stop - start <= 2 for start, stop in blocks[0]) and len(blocks[0]) == -(-x_shape[0] // 2)
-    assert products and products[0][-1] == 2 * positions     # [g, C/g*kh*kw, 2 * width]
+    assert products and products[0][-1] == 2 * positions     # [g, C/g*kh*kw, 2 * OH*OW]
 
 
 def test_samples_per_product():
@@ -106,7 +94,7 @@ def test_samples_per_product():
 
 
 @pytest.mark.parametrize("size, split", [(40, True), (8, False)])
-def test_a_batch_of_one_splits_its_products_instead(monkeypatch, threads, layout, size, split):
+def test_a_batch_of_one_splits_its_products_instead(monkeypatch, threads, size, split):
     """A batch of one large image splits its product over the threads; a small one (fewer
     positions than ``PRODUCT_COLUMNS``) is one product whatever the threads (same bits)."""
     x, w = RNG.standard_normal((1, 3, size, size)), RNG.standard_normal((4, 3, 3, 3))
@@ -136,7 +124,7 @@ DX_CASES = [  # stride-1 convolutions whose Input@GRAD is a convolution (H*W <= 
 
 
 @pytest.mark.parametrize("x_shape, w_shape, attrs", DX_CASES)
-def test_input_gradient_as_a_convolution_equals_col2im(monkeypatch, layout, x_shape, w_shape, attrs):
+def test_input_gradient_as_a_convolution_equals_col2im(monkeypatch, x_shape, w_shape, attrs):
     x, w = RNG.standard_normal(x_shape), RNG.standard_normal(w_shape)
     used, real = [], conv_gemm.input_grad_as_conv
     monkeypatch.setattr("headrace.ops.conv.input_grad_as_conv", lambda *a: used.append(real(*a)) or used[-1])
