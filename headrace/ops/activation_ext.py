@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.dtypes import float32, float64
 from ..core.errors import fmt_shape
-from .activation import _infer_unary, _register_unary
+from .activation import _infer_unary, _register_unary, sigmoid
 from .gradrule import Gradient, grad_slot
 from .infer_helpers import normalize_axes
 from .kernel import store
@@ -32,8 +32,7 @@ def _t(x, value):
 
 
 def _sigmoid(x):
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+    return sigmoid(np.asarray(x))
 
 
 def _softplus_plain(x):
