@@ -20,6 +20,7 @@ from .gemm import matmul
 from .gradrule import Gradient, grad_slot
 from .parallel import split_range
 from .pool_pairs import max_pool_pairs, pairs_apply
+from .pool_tiles import as_regular, avg_grad_global, global_tile, max_grad_global, pool_global
 from .registry import REQUIRED, register
 
 
@@ -150,6 +151,16 @@ def _max_pool_pairs(x, attrs, ksize):
     return max_pool_pairs(x, out_hw)
 
 
+def _global(attrs, in_hw) -> bool:
+    """Whether every output pools a whole channel (``ops/pool_tiles.py``)."""
+    return global_tile(attrs, in_hw, _pool_geometry(attrs, in_hw)[3]) is not None
+
+
+def _regular(attrs, in_hw):
+    """Adaptive bins of equal size and few cells as regular windows (``pool_tiles.as_regular``)."""
+    return as_regular(attrs, in_hw, _pool_geometry(attrs, in_hw)[3], _STRIDED_MAX_CELLS) if attrs["adaptive"] else attrs
+
+
 def _strided(attrs, ksize):
     return not attrs["adaptive"] and ksize[0] * ksize[1] <= _STRIDED_MAX_CELLS
 
@@ -157,8 +168,12 @@ def _strided(attrs, ksize):
 def _pool_kernel(ins, attrs, ctx):
     channels_last = attrs["data_format"] == "NHWC"
     x = _nchw(ins["X"], channels_last)
+    attrs = _regular(attrs, x.shape[2:])
     h_axis, w_axis, ksize = _pool_axes(attrs, x.shape[2], x.shape[3])
-    out = _max_pool_pairs(x, attrs, ksize)
+    if _global(attrs, x.shape[2:]):
+        out = pool_global(x, np.maximum if attrs["pooling_type"] == "max" else np.add)
+    else:
+        out = _max_pool_pairs(x, attrs, ksize)
     if out is None:
         out = _pool_strided(x, attrs, ksize) if _strided(attrs, ksize) else _pool_gather(x, attrs, h_axis, w_axis)
     if attrs["pooling_type"] == "avg":
@@ -246,6 +261,9 @@ def _max_pool_grad_gather(x, dout, h_axis, w_axis):
     target = row * w + col + (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
     nonempty = (ch > 0)[:, None] & (cw > 0)[None, :]
     weights = dout if nonempty.all() else dout * nonempty  # windows lying wholly in the padding
+    nan = np.isnan(np.take_along_axis(cells.reshape(n, c, oh, ow, kh * kw), first[..., None], axis=-1))[..., 0]
+    if nan.any():   # a window holding a NaN: Out is NaN, which no cell equals (the strided loop's rule)
+        weights = np.where(nan, weights.dtype.type(0), weights)
     dx = np.bincount(target.ravel(), weights=weights.ravel(), minlength=n * c * h * w)
     return dx.reshape(n, c, h, w)
 
@@ -256,8 +274,14 @@ def _pool_grad_kernel(ins, attrs, ctx):
     channels_last = attrs["data_format"] == "NHWC"
     x, dout = _nchw(ins["X"], channels_last), _nchw(ins[grad_slot("Out")], channels_last)
     h, w = x.shape[2], x.shape[3]
+    attrs = _regular(attrs, (h, w))
     h_axis, w_axis, ksize = _pool_axes(attrs, h, w)
-    if attrs["pooling_type"] == "avg":
+    whole = _global(attrs, (h, w))
+    if whole and attrs["pooling_type"] == "avg":
+        dx = avg_grad_global(dout / _avg_divisor(attrs, h_axis[2], w_axis[2], ksize, dout.dtype), (h, w))
+    elif whole:
+        dx = max_grad_global(x, dout)
+    elif attrs["pooling_type"] == "avg":
         dx = _avg_pool_grad(dout, h_axis, w_axis, attrs, ksize, h, w)
     elif _strided(attrs, ksize):
         _, strides, pads, _ = _pool_geometry(attrs, (h, w))
