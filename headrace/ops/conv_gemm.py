@@ -23,8 +23,8 @@ where it is fastest:
   both spatial axes and transposed (input and output channels swapped, per group), i.e. the
   forward above.  Used when it does no more multiply-adds than col2im's product (H*W <= OH*OW,
   e.g. "same" convolutions): no [C*kh*kw, OH*OW*N] product and no scatter-add (a ResNet block's
-  3x3 conv: 9.8 -> 6.6 ms CPU).  Strided convolutions, those with one filter a group (M == g,
-  depthwise without a channel multiplier) and "valid" ones (H*W > OH*OW) keep col2im.
+  3x3 conv: 9.8 -> 6.6 ms CPU; a depthwise 3x3 conv of [32, 64, 32, 32], one filter a group,
+  21.8 -> 5.6 ms at 2 threads).  Strided convolutions and "valid" ones (H*W > OH*OW) keep col2im.
 - **batch innermost** (gradients): columns [g, C/g*kh*kw, OH*OW*N] from the input transposed to
   [C, H, W, N] once.  Filter@GRAD is one GEMM of Output@GRAD (laid out the same way) with the
   columns; Input@GRAD scatter-adds ``Filter^T @ Output@GRAD`` back over the kh*kw window offsets
@@ -163,7 +163,7 @@ def input_grad_as_conv(dout, w, in_hw, strides, pads, dilations, groups):
     _, cg, kh, kw = w.shape
     reach = (dilations[0] * (kh - 1), dilations[0] * (kh - 1), dilations[1] * (kw - 1), dilations[1] * (kw - 1))
     flipped_pads = tuple(r - p for r, p in zip(reach, pads))
-    if tuple(strides) != (1, 1) or m == groups or min(flipped_pads) < 0 or in_hw[0] * in_hw[1] > oh * ow:
+    if tuple(strides) != (1, 1) or min(flipped_pads) < 0 or in_hw[0] * in_hw[1] > oh * ow:
         return None
     flipped = w.reshape(groups, m // groups, cg, kh, kw).transpose(0, 2, 1, 3, 4)[..., ::-1, ::-1]
     flipped = np.ascontiguousarray(flipped).reshape(groups * cg, m // groups, kh, kw)
