@@ -68,14 +68,37 @@ def _beta_x(x, beta):
     return x if beta == 1.0 else _t(x, beta) * x
 
 
+def _one_plus_exp(v, negate):
+    """1 + exp(-v) (``negate``) or 1 + exp(v), in one fresh array; inf where exp overflows (|v|
+    above about 88 in float32), whose quotients are the limits (x / inf = -0, 1 / inf = 0): the
+    flag is not an error here."""
+    d = np.negative(v, out=np.empty_like(v)) if negate else np.array(v, copy=True)   # (arrays for 0-D too)
+    with np.errstate(over="ignore"):
+        np.exp(d, out=d)
+    d += d.dtype.type(1)
+    return d
+
+
 def _swish(x, a):
-    return x * _sigmoid(_beta_x(x, a["beta"]))
+    """x * sigmoid(beta x) as x / (1 + exp(-beta x)): 4 passes (silu on 4M values at 1 thread:
+    12.2 -> ~6 ms), within a few ulps of the product form."""
+    d = _one_plus_exp(_beta_x(x, a["beta"]), True)
+    return np.divide(x, d, out=d)
 
 
 def _swish_d(x, a):
+    """s + beta x s (1 - s) = s (1 + beta x q) with s = sigmoid(beta x) = 1 / (1 + exp(-beta x))
+    and q = 1 - s = 1 / (1 + exp(beta x)), each without cancellation (1 - s from a rounded s
+    loses q's digits where s is near 1: 16 ulps at x = 16.6); two scratch arrays."""
     bx = _beta_x(x, a["beta"])
-    s = _sigmoid(bx)
-    return s + bx * s * (1 - s)
+    s = _one_plus_exp(bx, True)
+    np.reciprocal(s, out=s)
+    t = _one_plus_exp(bx, False)
+    np.reciprocal(t, out=t)
+    t *= bx
+    t += t.dtype.type(1)
+    t *= s
+    return t
 
 
 def _mish(x, a):

@@ -50,7 +50,22 @@ def test_zero_d_and_the_op():
         assert op.tobytes() == _two_branch(xs).tobytes()
 
 
-def test_swish_uses_the_same_sigmoid():
-    x = _values(np.float64)[np.isfinite(_values(np.float64))]
-    out = lookup("swish").kernel({"X": x}, {**lookup("swish").attrs, "beta": 1.5}, context(["Out"]))["Out"]
-    assert out.tobytes() == (x * _two_branch(1.5 * x)).tobytes()
+@pytest.mark.parametrize("beta", [1.0, 1.5])
+def test_swish_and_its_gradient_against_float64(beta):
+    """swish = x / (1 + exp(-beta x)) (ops/activation_ext.py): within a few float32 ulps of
+    x * sigmoid(beta x), the limits where exp overflows, no warning."""
+    x = _values(np.float32)
+    x = x[np.isfinite(x)]
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        out = lookup("swish").kernel({"X": x}, {**lookup("swish").attrs, "beta": beta}, context(["Out"]))["Out"]
+        grad = lookup("swish_grad").kernel({"X": x, "Out@GRAD": np.ones_like(x)}, {**lookup("swish").attrs, "beta": beta},
+                                           context(["X@GRAD"]))["X@GRAD"]
+    x64 = x.astype(np.float64)
+    s = _two_branch(beta * x64)
+    # float32 rounding, plus beta * x's own rounding, which exp(-beta x) scales by |beta x|
+    rounding = 3e-7 * (1 + np.abs(beta * x64) * (beta != 1.0))
+    assert (np.abs(out - x64 * s) <= rounding * np.abs(x64 * s) + 1e-37).all()
+    term = beta * x64 * s * (1 - s)
+    # the same, of the terms' size (their sum cancels where the gradient crosses 0)
+    assert (np.abs(grad - (s + term)) <= 1.5 * rounding * (np.abs(s) + np.abs(term)) + 1e-37).all()
+    assert out.dtype == grad.dtype == np.float32
