@@ -17,7 +17,9 @@ import numpy as np
 from ..core.errors import fmt_shape
 from .elementwise import check_float
 from .gradrule import Gradient, grad_slot
+from . import parallel
 from .registry import optional, register
+from .rowblocks import BLOCK_ELEMENTS, combine, row_dots, row_sums
 
 DX, DSCALE, DBIAS, DY = grad_slot("X"), grad_slot("Scale"), grad_slot("Bias"), grad_slot("Y")
 
@@ -45,16 +47,16 @@ def _infer(ctx):
 
 
 def _grouped(x, attrs):
-    """X as [N, groups, C / groups, positions] (channels first)."""
+    """X as C-contiguous rows [N * groups, C / groups * positions] (channels first), and
+    (N, groups, C / groups, positions)."""
     if attrs["data_layout"] == "NHWC":
         x = np.moveaxis(x, -1, 1)
     n, c = x.shape[:2]
-    return x.reshape(n, attrs["groups"], c // attrs["groups"], -1)
-
-
-def _per_channel(value, grouped_shape):
-    _, g, cg, _ = grouped_shape
-    return value.reshape(1, g, cg, 1)
+    g = attrs["groups"]
+    positions = int(np.prod(x.shape[2:], dtype=np.int64))
+    compute = np.float32 if x.dtype == np.float16 else x.dtype   # (float16 sums in float32)
+    rows = np.ascontiguousarray(x.reshape(n * g, (c // g) * positions), dtype=compute)
+    return rows, (n, g, c // g, positions)
 
 
 def _ungroup(y, x_shape, attrs):
@@ -64,39 +66,104 @@ def _ungroup(y, x_shape, attrs):
     return y.reshape(x_shape)
 
 
+def _sample_blocks(dims):
+    """(index, start row, stop row) of blocks of whole samples (``groups`` rows each) of about
+    ``rowblocks.BLOCK_ELEMENTS`` elements, from the shape alone (their partial sums are added in
+    block order: the same bits for any thread count)."""
+    n, g, cg, positions = dims
+    per_sample = max(1, g * cg * positions)
+    step = max(1, BLOCK_ELEMENTS // per_sample)
+    return [(index, start * g, min(start + step, n) * g) for index, start in enumerate(range(0, n, step))]
+
+
+def _run(fn, spans, elements):
+    if len(spans) > 1 and parallel.worth(elements):
+        parallel.run_pieces(fn, spans)
+    else:
+        for span in spans:
+            fn(*span)
+
+
+def _channel_rows(value, dims, start, stop):
+    """[rows, C / groups, 1]: each row's (sample, group) channels of the per-channel ``value``."""
+    _, g, cg, _ = dims
+    return value.reshape(g, cg)[np.arange(start, stop) % g][:, :, None]
+
+
 def _kernel(ins, attrs, ctx):
-    x = ins["X"]
-    xg = _grouped(x, attrs)
-    mean = xg.mean(axis=(2, 3), keepdims=True)
-    var = np.square(xg - mean).mean(axis=(2, 3), keepdims=True)
-    y = (xg - mean) / np.sqrt(var + x.dtype.type(attrs["epsilon"]))
-    if "Scale" in ins:
-        y = y * _per_channel(ins["Scale"], xg.shape)
-    if "Bias" in ins:
-        y = y + _per_channel(ins["Bias"], xg.shape)
-    n, g = xg.shape[:2]
-    return {"Y": _ungroup(y.astype(x.dtype), x.shape, attrs), "Mean": mean.reshape(n, g).astype(x.dtype),
-            "Variance": var.reshape(n, g).astype(x.dtype)}
+    """Per (sample, group) row, in blocks of whole samples on threads: y = x - mean, var =
+    mean(y * y), y *= 1 / sqrt(var + eps), then Scale and Bias per channel (``rowblocks``'
+    row sums, as layer_norm)."""
+    x, scale, bias = ins["X"], ins.get("Scale"), ins.get("Bias")
+    rows, dims = _grouped(x, attrs)
+    compute = rows.dtype.type
+    y = np.empty(rows.shape, compute)
+    mean, var = np.empty(rows.shape[0], compute), np.empty(rows.shape[0], compute)
+    eps, width = compute(attrs["epsilon"]), compute(max(rows.shape[1], 1))
+    cg = dims[2]
+
+    def block(index, start, stop):
+        out, mu, sigma2 = y[start:stop], mean[start:stop], var[start:stop]
+        np.divide(row_sums(rows[start:stop], out=mu), width, out=mu)
+        np.subtract(rows[start:stop], mu[:, None], out=out)
+        np.divide(row_dots(out, out, out=sigma2), width, out=sigma2)
+        out *= (1 / np.sqrt(sigma2 + eps))[:, None]
+        channels = out.reshape(stop - start, cg, -1)
+        if scale is not None:
+            channels *= _channel_rows(scale, dims, start, stop)
+        if bias is not None:
+            channels += _channel_rows(bias, dims, start, stop)
+    _run(block, _sample_blocks(dims), y.size)
+    n, g = dims[:2]
+    cast = x.dtype
+    return {"Y": _ungroup(y.astype(cast, copy=False), x.shape, attrs), "Mean": mean.reshape(n, g).astype(cast, copy=False),
+            "Variance": var.reshape(n, g).astype(cast, copy=False)}
 
 
 def _grad_kernel(ins, attrs, ctx):
-    x = ins["X"]
-    xg = _grouped(x, attrs)
-    dy = _grouped(ins[DY], attrs)
-    n, g = xg.shape[:2]
-    mean = ins["Mean"].reshape(n, g, 1, 1)
-    rstd = 1 / np.sqrt(ins["Variance"].reshape(n, g, 1, 1) + x.dtype.type(attrs["epsilon"]))
-    xhat = (xg - mean) * rstd
+    """Per row: xhat = (x - mean) * rstd, g = dY * Scale[c], dX = rstd * (g - mean(g) - xhat *
+    mean(g * xhat)); Scale@GRAD and Bias@GRAD as per-block partial sums over positions and
+    samples, added in block order."""
+    x, scale = ins["X"], ins.get("Scale")
+    rows, dims = _grouped(x, attrs)
+    dy, _ = _grouped(ins[DY], attrs)
+    n, g, cg, _ = dims
+    compute = rows.dtype.type
+    mean = ins["Mean"].reshape(-1).astype(compute, copy=False)
+    rstd = 1 / np.sqrt(ins["Variance"].reshape(-1).astype(compute, copy=False) + compute(attrs["epsilon"]))
+    spans = _sample_blocks(dims)
+    dx = np.empty(rows.shape, compute) if DX in ctx.wanted else None
+    sums = np.zeros((len(spans), 2, g, cg), compute)   # dY * xhat, dY per channel
+    width = compute(max(rows.shape[1], 1))
+
+    def block(index, start, stop):
+        b = stop - start
+        xhat = np.subtract(rows[start:stop], mean[start:stop, None])
+        xhat *= rstd[start:stop, None]
+        d = dy[start:stop]
+        if DSCALE in ctx.wanted:
+            sums[index, 0] = np.add.reduce((d * xhat).reshape(b // g, g, cg, -1), axis=(0, 3))
+        if DBIAS in ctx.wanted:
+            sums[index, 1] = np.add.reduce(d.reshape(b // g, g, cg, -1), axis=(0, 3))
+        if dx is None:
+            return
+        if scale is not None:
+            gy = (d.reshape(b, cg, -1) * _channel_rows(scale, dims, start, stop)).reshape(b, -1)
+        else:
+            gy = d.copy()
+        mean_g = row_sums(gy) / width
+        mean_gx = row_dots(gy, xhat) / width
+        xhat *= mean_gx[:, None]
+        gy -= mean_g[:, None]
+        gy -= xhat
+        np.multiply(gy, rstd[start:stop, None], out=dx[start:stop])
+    _run(block, spans, rows.size)
     outs = {}
-    if DX in ctx.wanted:
-        gy = dy * _per_channel(ins["Scale"], xg.shape) if "Scale" in ins else dy
-        dx = rstd * (gy - gy.mean(axis=(2, 3), keepdims=True)
-                     - xhat * (gy * xhat).mean(axis=(2, 3), keepdims=True))
-        outs[DX] = _ungroup(dx.astype(x.dtype), x.shape, attrs)
-    if DSCALE in ctx.wanted:
-        outs[DSCALE] = (dy * xhat).sum(axis=(0, 3)).reshape(-1).astype(x.dtype)
-    if DBIAS in ctx.wanted:
-        outs[DBIAS] = dy.sum(axis=(0, 3)).reshape(-1).astype(x.dtype)
+    if dx is not None:
+        outs[DX] = _ungroup(dx.astype(x.dtype, copy=False), x.shape, attrs)
+    for k, slot in ((0, DSCALE), (1, DBIAS)):
+        if slot in ctx.wanted:
+            outs[slot] = combine(sums[:, k]).reshape(-1).astype(ins["Scale" if k == 0 else "Bias"].dtype, copy=False)
     return outs
 
 
