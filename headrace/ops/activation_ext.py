@@ -22,6 +22,7 @@ from .gradrule import Gradient, grad_slot
 from .infer_helpers import normalize_axes
 from .kernel import store
 from .registry import register
+from .softmax import log_softmax_grad_last, log_softmax_last
 
 FLOATS = (float32, float64)
 DX, DOUT = grad_slot("X"), grad_slot("Out")
@@ -205,6 +206,8 @@ def _log_softmax_kernel(ins, attrs, ctx):
     x = ins["X"]
     if x.ndim == 0:
         return {"Out": np.zeros_like(x)}
+    if attrs["axis"] % x.ndim == x.ndim - 1:   # the last axis: row blocks on threads
+        return {"Out": log_softmax_last(x)}
     shifted = x - np.max(x, axis=attrs["axis"], keepdims=True)
     return {"Out": shifted - np.log(np.sum(np.exp(shifted), axis=attrs["axis"], keepdims=True))}
 
@@ -216,6 +219,8 @@ def _log_softmax_grad_kernel(ins, attrs, ctx):
     out, dout = ins["Out"], ins[DOUT]
     if out.ndim == 0:
         return {DX: np.zeros_like(dout)}
+    if attrs["axis"] % out.ndim == out.ndim - 1:
+        return {DX: log_softmax_grad_last(out, dout)}
     return {DX: dout - np.exp(out) * np.sum(dout, axis=attrs["axis"], keepdims=True)}
 
 

@@ -123,6 +123,37 @@ def _softmax_grad_rows(o, dout, dx):
     dx *= o
 
 
+def log_softmax_last(x):
+    """log_softmax of C-contiguous rows along the last axis, in row blocks (``rowblocks``):
+    (x - max) - log(sum(exp(x - max))), each block's exp in a block-sized scratch array."""
+    rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
+    out = np.empty(rows.shape, x.dtype)
+
+    def block(index, start, stop):
+        o = out[start:stop]
+        np.subtract(rows[start:stop], np.max(rows[start:stop], axis=1, keepdims=True), out=o)
+        e = np.exp(o)
+        o -= np.log(row_sums(e))[:, None]
+    if out.size:
+        for_blocks(block, *rows.shape, rowwise=True)
+    return out.reshape(x.shape)
+
+
+def log_softmax_grad_last(out, dout):
+    """dOut - exp(Out) * sum(dOut) along the last axis, in row blocks."""
+    o2 = np.ascontiguousarray(out).reshape(-1, out.shape[-1])
+    d2 = np.ascontiguousarray(dout).reshape(o2.shape)
+    dx = np.empty(o2.shape, dout.dtype)
+
+    def block(index, start, stop):
+        e = np.exp(o2[start:stop])
+        e *= row_sums(d2[start:stop])[:, None]
+        np.subtract(d2[start:stop], e, out=dx[start:stop])
+    if dx.size:
+        for_blocks(block, *o2.shape, rowwise=True)
+    return dx.reshape(dout.shape)
+
+
 register(
     "softmax",
     inputs=["X"],
