@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core.errors import fmt_shape
 from .conv_gemm import (batch_last, col2im_batch_last, columns_batch_last, columns_per_sample, convolve,
-                        input_grad_as_conv)
+                        depthwise_filter_grad, input_grad_as_conv)
 from .elementwise import check_float
 from .gemm import matmul
 from .gradrule import Gradient, grad_slot
@@ -181,7 +181,9 @@ def _conv_grad_kernel(ins, attrs, ctx):
     result = {}
     if grad_slot("Filter") in ctx.wanted:
         xs = _nchw(x, channels_last)
-        if per_sample:   # sum over N of [M/g, OH*OW] @ [OH*OW, K/g] per sample and group
+        if cg == 1 and g > 1 and m <= 2 * g:   # depthwise: one input channel and at most two filters a group
+            dw = depthwise_filter_grad(xs, _nchw(dout, channels_last), (kh, kw), strides, pads, dilations, g)
+        elif per_sample:   # sum over N of [M/g, OH*OW] @ [OH*OW, K/g] per sample and group
             cols, (oh, ow) = columns_per_sample(xs, (kh, kw), strides, pads, dilations, g)
             ds = _nchw(dout, channels_last).reshape(n, g, m // g, oh * ow)
             dw = matmul(ds, cols.transpose(0, 1, 3, 2)).sum(axis=0)
