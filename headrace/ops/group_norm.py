@@ -3,8 +3,9 @@
 X [N, C, *] (``data_layout`` NCHW; NHWC means channels last, any rank >= 2); C is split into
 ``groups`` groups; ``Y = (X - mean) / sqrt(var + epsilon) * Scale[c] + Bias[c]`` with the mean
 and the biased variance of each (sample, group).  ``Mean`` and ``Variance`` [N, groups] are
-outputs (the gradient reads them).  Scale and Bias [C] are optional.  Instance normalization is
-the case ``groups == C`` (``nn.functional.instance_norm`` uses this op).
+outputs (the gradient reads them; float32 for a float16 X, as layer_norm's).  Scale and Bias
+[C] are optional.  Instance normalization is the case ``groups == C``
+(``nn.functional.instance_norm`` uses this op).
 
 Gradient, with xhat the normalized input, rstd = 1 / sqrt(var + eps), g = dY * Scale and means
 over a group: ``dX = rstd * (g - mean(g) - xhat * mean(g * xhat))``, ``dScale = sum(dY * xhat)``,
@@ -15,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import fmt_shape
+from ..core.dtypes import float16, float32
 from .elementwise import check_float
 from .gradrule import Gradient, grad_slot
 from . import parallel
@@ -42,8 +44,9 @@ def _infer(ctx):
             if len(got) != 1 or (channels >= 0 and got[0] >= 0 and got[0] != channels):
                 ctx.fail(slot, f"shape [{channels}] (one value per channel)", f"shape {fmt_shape(got)}")
     ctx.set("Y", shape, dtype)
-    ctx.set("Mean", (shape[0], groups), dtype)
-    ctx.set("Variance", (shape[0], groups), dtype)
+    stat = float32 if dtype == float16 else dtype   # (as layer_norm: a float16 variance overflows at 65504)
+    ctx.set("Mean", (shape[0], groups), stat)
+    ctx.set("Variance", (shape[0], groups), stat)
 
 
 def _grouped(x, attrs):
@@ -99,7 +102,7 @@ def _kernel(ins, attrs, ctx):
     compute = rows.dtype.type
     y = np.empty(rows.shape, compute)
     mean, var = np.empty(rows.shape[0], compute), np.empty(rows.shape[0], compute)
-    eps, width = compute(attrs["epsilon"]), compute(max(rows.shape[1], 1))
+    eps, width = compute(attrs["epsilon"]), compute(rows.shape[1])   # (0: an empty group's mean is NaN)
     cg = dims[2]
 
     def block(index, start, stop):
@@ -115,9 +118,8 @@ def _kernel(ins, attrs, ctx):
             channels += _channel_rows(bias, dims, start, stop)
     _run(block, _sample_blocks(dims), y.size)
     n, g = dims[:2]
-    cast = x.dtype
-    return {"Y": _ungroup(y.astype(cast, copy=False), x.shape, attrs), "Mean": mean.reshape(n, g).astype(cast, copy=False),
-            "Variance": var.reshape(n, g).astype(cast, copy=False)}
+    return {"Y": _ungroup(y.astype(x.dtype, copy=False), x.shape, attrs), "Mean": mean.reshape(n, g),
+            "Variance": var.reshape(n, g)}
 
 
 def _grad_kernel(ins, attrs, ctx):
@@ -134,7 +136,7 @@ def _grad_kernel(ins, attrs, ctx):
     spans = _sample_blocks(dims)
     dx = np.empty(rows.shape, compute) if DX in ctx.wanted else None
     sums = np.zeros((len(spans), 2, g, cg), compute)   # dY * xhat, dY per channel
-    width = compute(max(rows.shape[1], 1))
+    width = compute(rows.shape[1])
 
     def block(index, start, stop):
         b = stop - start

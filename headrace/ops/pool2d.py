@@ -2,13 +2,17 @@
 
 Pooling with regular windows of up to 16 cells reduces kh*kw strided views of the input padded
 with -inf (max) or 0 (avg), one pass per window offset (the forward of 2x2 max windows at stride 2
-by pairs, ``ops/pool_pairs.py``); adaptive bins and larger windows gather each output's window with index
-arrays and a validity mask.  All clip windows to the input and share the ``exclusive`` divisor.
-Kernels work in NCHW (NHWC is transposed in and out).
+by pairs, ``ops/pool_pairs.py``); adaptive bins of equal size and up to 16 cells are such
+windows; a global pooling (or adaptive to 1 x 1) reduces each channel's row
+(``ops/pool_tiles.py``); other adaptive bins and larger windows gather each output's window with
+index arrays and a validity mask.  All clip windows to the input and share the ``exclusive``
+divisor.  Kernels work in NCHW (NHWC is transposed in and out).
 
-Gradients: average pooling is separable (two matmuls with 0/1 window matrices); max pooling
-sends each output's gradient to the first maximum of its window in row-major order, the
-reference CPU kernel's rule for ties (overlapping windows add up).
+Gradients: average pooling is separable (two matmuls with 0/1 window matrices; a global one
+broadcasts); max pooling sends each output's gradient to the first maximum of its window in
+row-major order, the reference CPU kernel's rule for ties (overlapping windows add up), and
+none to a window whose maximum is NaN (Out is NaN, which no cell equals: the reference's rule;
+``max_pool2d_with_index`` follows its mask instead, the cell its forward picked).
 """
 from __future__ import annotations
 

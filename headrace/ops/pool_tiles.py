@@ -18,8 +18,8 @@ import numpy as np
 
 
 def global_tile(attrs, in_hw, out_hw):
-    """(H, W) when every output is the pooling of a whole channel (global pooling, adaptive to
-    1 x 1, or one window covering the input), else None."""
+    """(H, W) when every output is the pooling of a whole channel (global pooling, or adaptive to
+    1 x 1), else None."""
     h, w = in_hw
     if tuple(out_hw) != (1, 1) or min(h, w) <= 0:
         return None
