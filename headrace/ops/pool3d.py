@@ -109,7 +109,9 @@ def _grad_kernel(ins, attrs, ctx):
     if attrs["pooling_type"] == "max":
         best = np.where(valid, cells, -np.inf).argmax(axis=-1)[..., None]
         weights = np.zeros(cells.shape)
-        np.put_along_axis(weights, best, 1.0, axis=-1)
+        # a window whose maximum is NaN: Out is NaN, which no cell equals (pool2d's and the reference's rule)
+        np.put_along_axis(weights, best, np.where(np.isnan(np.take_along_axis(cells, best, axis=-1)), 0.0, 1.0),
+                          axis=-1)
     else:
         weights = np.broadcast_to(valid / divisor[..., None], cells.shape)
     spread = weights * dout[..., None]

@@ -112,3 +112,16 @@ def test_channels_last_and_empty_batches(monkeypatch, pooling):
     assert empty_out.shape == (0, 5, 1, 1) and empty_dx.shape == (0, 5, 4, 6)
     want = x.reshape(3, 5, -1).max(-1) if pooling == "max" else x.reshape(3, 5, -1).mean(-1)
     np.testing.assert_allclose(out[:, :, 0, 0], want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("attrs", [{"ksize": [2, 2, 2], "strides": [2, 2, 2]},
+                                   {"ksize": [1, 1, 1], "adaptive": True}])
+def test_pool3d_gives_a_nan_window_no_gradient_either(attrs):
+    x = RNG.standard_normal((2, 2, 4, 4, 4))
+    x[1, 0, 1, 2, 3] = np.nan
+    full = {**lookup("pool3d").attrs, **attrs, "pooling_type": "max"}
+    out = lookup("pool3d").kernel({"X": x}, full, context(["Out"]))["Out"]
+    dout = np.ones(out.shape)
+    dx = lookup("pool3d_grad").kernel({"X": x, "Out": out, grad_slot("Out"): dout}, full, context([DX]))[DX]
+    assert np.isnan(out).sum() == 1 and dx[1, 0, 1, 2, 3] == 0
+    assert dx.sum() == out.size - 1       # every other window's gradient arrived once
