@@ -147,7 +147,7 @@ def _grad_kernel(ins, attrs, ctx):
             sums[index, 0] = np.add.reduce((d * xhat).reshape(b // g, g, cg, -1), axis=(0, 3))
         if DBIAS in ctx.wanted:
             sums[index, 1] = np.add.reduce(d.reshape(b // g, g, cg, -1), axis=(0, 3))
-        if dx is None:
+        if dx is None or not rows.shape[1]:   # (an empty group: no X@GRAD to compute)
             return
         if scale is not None:
             gy = (d.reshape(b, cg, -1) * _channel_rows(scale, dims, start, stop)).reshape(b, -1)

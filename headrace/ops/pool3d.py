@@ -115,6 +115,8 @@ def _grad_kernel(ins, attrs, ctx):
     else:
         weights = np.broadcast_to(valid / divisor[..., None], cells.shape)
     spread = weights * dout[..., None]
+    if not np.isfinite(dout).all():   # 0 * inf or 0 * NaN: cells a gradient does not reach stay 0
+        spread[weights == 0] = 0
     plane = int(np.prod(x.shape[2:]))
     offsets = (np.arange(n * c) * plane).reshape(n, c, 1, 1, 1, 1)
     flat = np.bincount((index + offsets).ravel(), weights=spread.ravel(), minlength=n * c * plane)

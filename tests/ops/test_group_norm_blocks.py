@@ -82,3 +82,18 @@ def test_float16_statistics_in_float32():
     assert y.dtype == np.float16
     np.testing.assert_allclose(y.astype(float), want[0], atol=1e-2)
     np.testing.assert_allclose(grads[0].astype(float), want[1], rtol=2e-2, atol=2e-3)
+
+
+def test_an_empty_group_has_nan_statistics_and_an_empty_gradient():
+    import warnings
+    x = np.zeros((2, 4, 0, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # (the forward's 0 / 0, as numpy's mean of nothing)
+        attrs = {**lookup("group_norm").attrs, "groups": 2}
+        fwd = lookup("group_norm").kernel({"X": x}, attrs, context(["Y", "Mean", "Variance"]))
+    assert np.isnan(fwd["Mean"]).all() and fwd["Y"].shape == x.shape
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        grads = lookup("group_norm_grad").kernel({"X": x, "Mean": fwd["Mean"], "Variance": fwd["Variance"],
+                                                  grad_slot("Y"): x}, attrs, context([grad_slot("X")]))
+    assert grads[grad_slot("X")].shape == x.shape

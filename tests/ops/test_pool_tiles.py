@@ -125,3 +125,13 @@ def test_pool3d_gives_a_nan_window_no_gradient_either(attrs):
     dx = lookup("pool3d_grad").kernel({"X": x, "Out": out, grad_slot("Out"): dout}, full, context([DX]))[DX]
     assert np.isnan(out).sum() == 1 and dx[1, 0, 1, 2, 3] == 0
     assert dx.sum() == out.size - 1       # every other window's gradient arrived once
+
+
+def test_pool3d_a_nan_upstream_gradient_reaches_only_the_chosen_cells():
+    x = np.arange(16.0).reshape(1, 1, 1, 4, 4)
+    x[0, 0, 0, 3, 3] = np.nan
+    full = {**lookup("pool3d").attrs, "ksize": [1, 2, 2], "strides": [1, 2, 2], "pooling_type": "max"}
+    out = lookup("pool3d").kernel({"X": x}, full, context(["Out"]))["Out"]
+    dx = lookup("pool3d_grad").kernel({"X": x, "Out": out, grad_slot("Out"): out.copy()}, full, context([DX]))[DX]
+    assert not np.isnan(dx).any()                       # dOut is NaN for the NaN window only
+    assert dx[0, 0, 0, 1, 1] == 5 and dx[0, 0, 0, 2:, 2:].tolist() == [[0, 0], [0, 0]]
