@@ -108,6 +108,8 @@ def unbroadcast(grad: np.ndarray, aligned_shape, shape) -> np.ndarray:
     if grad.shape == tuple(shape):
         return grad if type(grad) is np.ndarray else np.asarray(grad)
     grad_shape = grad.shape
+    if grad_shape[1:] == tuple(aligned_shape) == tuple(shape):   # only the leading axis summed (a Linear's
+        return np.asarray(_add_reduce(grad, axis=0))              # bias): no axes to find
     lead = len(grad_shape) - len(aligned_shape)
     axes = list(range(lead))
     for i, d in enumerate(aligned_shape, lead):   # (a loop: a generator costs 0.5 us a call)

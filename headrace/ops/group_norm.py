@@ -19,9 +19,8 @@ from ..core.errors import fmt_shape
 from ..core.dtypes import float16, float32
 from .elementwise import check_float
 from .gradrule import Gradient, grad_slot
-from . import parallel
 from .registry import optional, register
-from .rowblocks import BLOCK_ELEMENTS, combine, row_dots, row_sums
+from .rowblocks import block_count, combine, for_blocks, row_dots, row_sums
 
 DX, DSCALE, DBIAS, DY = grad_slot("X"), grad_slot("Scale"), grad_slot("Bias"), grad_slot("Y")
 
@@ -69,24 +68,6 @@ def _ungroup(y, x_shape, attrs):
     return y.reshape(x_shape)
 
 
-def _sample_blocks(dims):
-    """(index, start row, stop row) of blocks of whole samples (``groups`` rows each) of about
-    ``rowblocks.BLOCK_ELEMENTS`` elements, from the shape alone (their partial sums are added in
-    block order: the same bits for any thread count)."""
-    n, g, cg, positions = dims
-    per_sample = max(1, g * cg * positions)
-    step = max(1, BLOCK_ELEMENTS // per_sample)
-    return [(index, start * g, min(start + step, n) * g) for index, start in enumerate(range(0, n, step))]
-
-
-def _run(fn, spans, elements):
-    if len(spans) > 1 and parallel.worth(elements):
-        parallel.run_pieces(fn, spans)
-    else:
-        for span in spans:
-            fn(*span)
-
-
 def _channel_rows(value, dims, start, stop):
     """[rows, C / groups, 1]: each row's (sample, group) channels of the per-channel ``value``."""
     _, g, cg, _ = dims
@@ -116,7 +97,7 @@ def _kernel(ins, attrs, ctx):
             channels *= _channel_rows(scale, dims, start, stop)
         if bias is not None:
             channels += _channel_rows(bias, dims, start, stop)
-    _run(block, _sample_blocks(dims), y.size)
+    for_blocks(block, *rows.shape, rowwise=True, align=dims[1])   # (row-wise: one block unless split)
     n, g = dims[:2]
     return {"Y": _ungroup(y.astype(x.dtype, copy=False), x.shape, attrs), "Mean": mean.reshape(n, g),
             "Variance": var.reshape(n, g)}
@@ -133,9 +114,8 @@ def _grad_kernel(ins, attrs, ctx):
     compute = rows.dtype.type
     mean = ins["Mean"].reshape(-1).astype(compute, copy=False)
     rstd = 1 / np.sqrt(ins["Variance"].reshape(-1).astype(compute, copy=False) + compute(attrs["epsilon"]))
-    spans = _sample_blocks(dims)
     dx = np.empty(rows.shape, compute) if DX in ctx.wanted else None
-    sums = np.zeros((len(spans), 2, g, cg), compute)   # dY * xhat, dY per channel
+    sums = np.zeros((block_count(*rows.shape, align=g), 2, g, cg), compute)   # dY * xhat, dY per channel
     width = compute(rows.shape[1])
 
     def block(index, start, stop):
@@ -159,7 +139,7 @@ def _grad_kernel(ins, attrs, ctx):
         gy -= mean_g[:, None]
         gy -= xhat
         np.multiply(gy, rstd[start:stop, None], out=dx[start:stop])
-    _run(block, spans, rows.size)
+    for_blocks(block, *rows.shape, align=g)
     outs = {}
     if dx is not None:
         outs[DX] = _ungroup(dx.astype(x.dtype, copy=False), x.shape, attrs)

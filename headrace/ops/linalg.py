@@ -313,11 +313,7 @@ def _gemm_epilogue_infer(ctx):
 
 
 def _gemm_epilogue_kernel(ins, attrs, ctx):
-    x, y = ins["X"], ins["Y"]
-    if x.ndim == 2 and y.ndim == 2 and not ctx.out and not (attrs["trans_x"] or attrs["trans_y"]):
-        out = matmul(x, y)   # what _matmul_product does for these, without its checks (a layer per call)
-    else:
-        out = _matmul_product(x, y, attrs["trans_x"], attrs["trans_y"], ctx)
+    out = _matmul_product(ins["X"], ins["Y"], attrs["trans_x"], attrs["trans_y"], ctx)
     return {"Out": binary(np.add, out, ins["Bias"], out)}   # elementwise_add's computation, in place
 
 
@@ -326,10 +322,7 @@ def _gemm_epilogue_grad_kernel(ins, attrs, ctx):
     result = _matmul_grads(ins["X"], ins["Y"], dout, attrs["trans_x"], attrs["trans_y"], 1.0, ctx)
     if BIAS_GRAD in ctx.wanted:                      # as elementwise_add's Y@GRAD (axis=-1)
         shape = ins["Bias"].shape
-        if dout.ndim == 2 and len(shape) == 1:        # unbroadcast's sum over axis 0, without its bookkeeping
-            result[BIAS_GRAD] = np.add.reduce(dout, axis=0)
-        else:
-            result[BIAS_GRAD] = unbroadcast(dout, shape, shape)
+        result[BIAS_GRAD] = unbroadcast(dout, shape, shape)
     return result
 
 

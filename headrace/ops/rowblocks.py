@@ -49,21 +49,25 @@ def row_dots(a, b, out=None):
     return out
 
 
-def _step(rows: int, width: int, max_blocks) -> int:
+def _step(rows: int, width: int, max_blocks, align: int = 1) -> int:
     step = max(1, BLOCK_ELEMENTS // max(width, 1))
+    if align > 1:
+        step = max(align, step // align * align)
     return step if max_blocks is None else max(step, -(-rows // max_blocks))
 
 
-def blocks(rows: int, width: int, max_blocks: int | None = None) -> list:
+def blocks(rows: int, width: int, max_blocks: int | None = None, align: int = 1) -> list:
     """(start, stop) row ranges of about ``BLOCK_ELEMENTS`` elements (whole rows), covering
     ``rows``; at most ``max_blocks`` of them (larger blocks then), which bounds the memory of
-    per-block partial results of wide rows."""
-    step = _step(rows, width, max_blocks)
+    per-block partial results of wide rows; ``align``: blocks of a multiple of that many rows
+    (whole samples of group_norm's (sample, group) rows)."""
+    step = _step(rows, width, max_blocks, align)
     return [(start, min(start + step, rows)) for start in range(0, rows, step)]
 
 
-def for_blocks(fn, rows: int, width: int, max_blocks: int | None = None, rowwise: bool = False) -> int:
-    """``fn(index, start, stop)`` for every block of ``blocks(rows, width, max_blocks)`` (on
+def for_blocks(fn, rows: int, width: int, max_blocks: int | None = None, rowwise: bool = False,
+               align: int = 1) -> int:
+    """``fn(index, start, stop)`` for every block of ``blocks(rows, width, max_blocks, align)`` (on
     threads when the array is large enough); returns the number of blocks.  ``rowwise``: ``fn``
     computes each row from that row only (no per-block partials), so when the array is not split
     over threads it runs as one block (``fn(0, 0, rows)``: no per-block call overhead)."""
@@ -71,7 +75,7 @@ def for_blocks(fn, rows: int, width: int, max_blocks: int | None = None, rowwise
         if rows:
             fn(0, 0, rows)
         return 1
-    spans = [(index, start, stop) for index, (start, stop) in enumerate(blocks(rows, width, max_blocks))]
+    spans = [(index, start, stop) for index, (start, stop) in enumerate(blocks(rows, width, max_blocks, align))]
     if len(spans) > 1 and parallel.worth(rows * width):
         parallel.run_pieces(fn, spans)
     else:
@@ -80,9 +84,9 @@ def for_blocks(fn, rows: int, width: int, max_blocks: int | None = None, rowwise
     return len(spans)
 
 
-def block_count(rows: int, width: int, max_blocks: int | None = None) -> int:
+def block_count(rows: int, width: int, max_blocks: int | None = None, align: int = 1) -> int:
     """How many blocks ``for_blocks`` runs with these arguments (to size per-block partials)."""
-    return len(range(0, rows, _step(rows, width, max_blocks)))
+    return len(range(0, rows, _step(rows, width, max_blocks, align)))
 
 
 def combine(partial: np.ndarray) -> np.ndarray:

@@ -97,3 +97,16 @@ def test_an_empty_group_has_nan_statistics_and_an_empty_gradient():
         grads = lookup("group_norm_grad").kernel({"X": x, "Mean": fwd["Mean"], "Variance": fwd["Variance"],
                                                   grad_slot("Y"): x}, attrs, context([grad_slot("X")]))
     assert grads[grad_slot("X")].shape == x.shape
+
+
+def test_blocks_hold_whole_samples():
+    """rowblocks' ``align``: group_norm's blocks are whole samples (``groups`` rows each), sized
+    from the shape alone."""
+    from headrace.ops import rowblocks
+    for rows, width, align in ((96, 8192, 4), (40, 1000, 8), (12, 100000, 3), (0, 10, 2)):
+        spans = rowblocks.blocks(rows, width, align=align)
+        assert all(start % align == 0 for start, _ in spans)
+        assert [s for s, _ in spans[1:]] == [e for _, e in spans[:-1]] and (not rows or spans[-1][1] == rows)
+        assert len(spans) == rowblocks.block_count(rows, width, align=align)
+    assert rowblocks.blocks(96, 8192, align=4) == [(0, 8), (8, 16), (16, 24), (24, 32), (32, 40), (40, 48),
+                                                   (48, 56), (56, 64), (64, 72), (72, 80), (80, 88), (88, 96)]
